@@ -1,0 +1,37 @@
+# cua — run `make help` for the targets.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := bin/cua
+PKGS  := ./...
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: deps
+deps: ## Install what the build and tests need (Chromium) when missing
+	@if [ ! -x /usr/bin/chromium ]; then \
+		echo "installing chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+	@command -v $(GO) >/dev/null || { echo "go toolchain not found"; exit 1; }
+
+.PHONY: build
+build: ## Build bin/cua
+	$(GO) build -o $(BIN) ./cmd/cua
+
+.PHONY: lint
+lint: ## go vet and gofmt
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+.PHONY: test
+test: deps lint ## Vet, gofmt and run every test with the race detector
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+.PHONY: validate
+validate: build ## Validate the reference capabilities
+	$(BIN) capability validate examples/capabilities/*.yaml

@@ -1,0 +1,215 @@
+package archtest
+
+// Everything in a [Rule.MayImport] list allows every package of the module.
+const Everything = "..."
+
+// Rule is one row of DESIGN.md's package table: the module-relative package
+// Pkg may import, from this module, only the packages in MayImport.
+//
+// An entry of MayImport names exactly one package, not its subpackages: a row
+// that may import a port (internal/surface, internal/model, internal/store)
+// may not import the port's adapters, which only the composition root
+// (internal/cli) wires. An entry ending in "/..." names a whole tree, and
+// [Everything] names the whole module.
+//
+// Rows are inherited. A package that is not a row itself takes the row of its
+// nearest listed ancestor and may also import every ancestor up to that row:
+// internal/surface/browser may import what internal/surface may, plus
+// internal/surface itself (an adapter imports its port). Siblings are not
+// ancestors, so two adapters of one port never import each other.
+//
+// Every package may also import its own descendants (internal/store/sqlite
+// may import internal/store/sqlite/migration). That widens nothing: a
+// descendant is held to the same row plus its ancestors, and a port cannot
+// import an adapter that imports the port without an import cycle.
+type Rule struct {
+	Pkg       string
+	MayImport []string
+}
+
+// Module-relative paths of the rows, so the table below reads like DESIGN.md.
+const (
+	domain     = "internal/domain"
+	capability = "internal/capability"
+	perception = "internal/perception"
+	targeting  = "internal/targeting"
+	redact     = "internal/redact"
+	policy     = "internal/policy"
+	surface    = "internal/surface"
+	runtime    = "internal/runtime"
+	replay     = "internal/replay"
+	model      = "internal/model"
+	agent      = "internal/agent"
+	recorder   = "internal/recorder"
+	evidence   = "internal/evidence"
+	store      = "internal/store"
+	catalog    = "internal/catalog"
+	hitl       = "internal/hitl"
+	console    = "internal/console"
+	observer   = "internal/observer"
+	codegen    = "internal/codegen"
+	receipt    = "internal/receipt"
+	mockapp    = "internal/mockapp"
+	cli        = "internal/cli"
+	archtest   = "internal/archtest"
+	cmdCua     = "cmd/cua"
+	schema     = "schema"
+	bench      = "bench"
+	e2e        = "e2e"
+)
+
+// DESIGN.md gives runtime "everything above" and replay, agent and console
+// "runtime and below". We read them as follows.
+var (
+	// runtimeMay is "everything above" runtime: the rows above it in the
+	// table (domain through surface), plus evidence and hitl, which sit below
+	// runtime in the table but whose work its row names: runtime emits
+	// "evidence events" into evidence's log and performs the "lease/epoch
+	// check" on hitl's leases. Both import only domain, redact and policy,
+	// so allowing them adds no upward edge and no cycle.
+	runtimeMay = []string{domain, capability, perception, targeting, redact, policy, surface, evidence, hitl}
+
+	// runtimeAndBelow is runtime plus everything runtime may import. It
+	// contains no model, agent or adapter.
+	runtimeAndBelow = join(runtimeMay, []string{runtime})
+)
+
+// Rules is DESIGN.md's package table for module-relative paths.
+var Rules = []Rule{
+	// Types only; imports nothing of the module, and invariant 10 (rule
+	// pure-domain) also bans I/O, network, clock and randomness.
+	{Pkg: domain},
+	{Pkg: capability, MayImport: []string{domain}},
+	{Pkg: perception, MayImport: []string{domain}},
+	{Pkg: targeting, MayImport: []string{domain, perception}},
+	{Pkg: redact, MayImport: []string{domain}},
+	{Pkg: policy, MayImport: []string{domain, targeting}},
+	// The port and, by inheritance, its adapters surface/browser,
+	// surface/state, surface/sim, surface/desktop and the conformance suite
+	// surface/surfacetest; each of those may also import surface itself.
+	// policy is allowed for the AuthorizedAction token only.
+	{Pkg: surface, MayImport: []string{domain, perception, policy}},
+	{Pkg: runtime, MayImport: runtimeMay},
+	// Runtime and below; never agent, model or a model SDK (invariant 1 is
+	// also checked transitively by rule no-model-in-replay).
+	{Pkg: replay, MayImport: runtimeAndBelow},
+	// The port; adapters model/openai, model/anthropic, model/cassette,
+	// model/exec and model/modeltest inherit it plus model.
+	{Pkg: model, MayImport: []string{domain}},
+	{Pkg: agent, MayImport: join(runtimeAndBelow, []string{model})},
+	{Pkg: recorder, MayImport: []string{domain, capability, targeting}},
+	{Pkg: evidence, MayImport: []string{domain, redact}},
+	// The port; store/sqlite, store/postgres and store/storetest inherit it
+	// plus store.
+	{Pkg: store, MayImport: []string{domain}},
+	{Pkg: catalog, MayImport: []string{domain, capability, store}},
+	{Pkg: hitl, MayImport: []string{domain, policy}},
+	// DESIGN.md says "hitl, runtime, …". We read the ellipsis as "and what
+	// they stand on": hitl, runtime and everything runtime may import. No
+	// replay, model, agent, store or adapter: the composition root wires
+	// those in through the console's own narrow interfaces.
+	{Pkg: console, MayImport: join(runtimeAndBelow, []string{hitl})},
+	// DESIGN.md says "evidence, store". We add domain and redact, which
+	// evidence itself stands on: the run records the observer serves are
+	// domain types, and its exposure matrix may redact on the way out.
+	{Pkg: observer, MayImport: []string{domain, redact, evidence, store}},
+	{Pkg: codegen, MayImport: []string{domain, capability}},
+	{Pkg: receipt, MayImport: []string{domain}},
+	// Stdlib only (see [StdlibOnly]).
+	{Pkg: mockapp},
+	// The composition root: cobra commands that wire every adapter.
+	{Pkg: cli, MayImport: []string{Everything}},
+	// Test-only checker; its non-test code is stdlib only. Test files are
+	// never subject to import rules, so its tests may import anything.
+	{Pkg: archtest},
+	// main only starts things: root ctx, cli.Main, os.Exit.
+	{Pkg: cmdCua, MayImport: []string{cli}},
+	// The published JSON Schemas, embedded; imports nothing of the module.
+	{Pkg: schema},
+	// Benchmarks and end-to-end tests drive the whole product.
+	{Pkg: bench, MayImport: []string{Everything}},
+	{Pkg: e2e, MayImport: []string{Everything}},
+}
+
+// Leaves are data-only packages that import nothing of the module. Any row
+// may import them except those in [noLeaves]: the schema package holds the
+// embedded JSON Schemas that capability, evidence, receipt and others
+// validate against, and a package of bytes cannot create a layering problem.
+var Leaves = []string{schema}
+
+// noLeaves are the rows that may not import [Leaves]: domain is pure,
+// mockapp and archtest are stdlib only, and main imports only cli.
+var noLeaves = []string{domain, mockapp, archtest, cmdCua, schema}
+
+// StdlibOnly are trees whose non-test code imports nothing outside the
+// standard library (rule stdlib-only; imports from the module are left to
+// rule import-rule).
+var StdlibOnly = []string{mockapp, archtest}
+
+// ReplayTree is the tree that must not reach a model (invariant 1).
+const ReplayTree = replay
+
+// ModelTrees are the module trees replay must never depend on, even
+// transitively (invariant 1).
+var ModelTrees = []string{agent, model}
+
+// ModelSDKs are import-path prefixes of model SDKs (matched at a path
+// element boundary, so "github.com/openai/openai-go" also covers
+// ".../openai-go/v3/option"). The MCP Go SDK is not a model SDK.
+var ModelSDKs = []string{
+	"github.com/openai/openai-go",
+	"github.com/anthropics/anthropic-sdk-go",
+	"github.com/sashabaranov/go-openai",
+	"github.com/liushuangls/go-anthropic",
+	"github.com/google/generative-ai-go",
+	"google.golang.org/genai",
+	"cloud.google.com/go/vertexai",
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime",
+	"github.com/ollama/ollama",
+	"github.com/tmc/langchaingo",
+	"github.com/cohere-ai/cohere-go",
+}
+
+// DomainTree is the tree that must be pure (invariant 10).
+const DomainTree = domain
+
+// ImpureStd are standard-library import paths the domain tree may not
+// import (matched at a path element boundary: "net" covers "net/http").
+// "C" is cgo.
+var ImpureStd = []string{
+	"C",
+	"os",
+	"net",
+	"io/fs",
+	"io/ioutil",
+	"database",
+	"syscall",
+	"unsafe",
+	"math/rand",
+	"crypto/rand",
+	"runtime/cgo",
+	"plugin",
+}
+
+// ClockFuncs are the functions of package time that read or wait on the
+// wall clock; the domain tree may not refer to them (invariant 10).
+var ClockFuncs = []string{
+	"Now", "Since", "Until", "Sleep", "After", "AfterFunc", "Tick", "NewTimer", "NewTicker",
+}
+
+// DispatchMethod is the surface method only the dispatch trees may call
+// (invariant 2).
+const DispatchMethod = "Dispatch"
+
+// DispatchTrees may use a selector named [DispatchMethod]: runtime is the
+// chokepoint, and surface adapters may delegate to one another internally.
+var DispatchTrees = []string{runtime, surface}
+
+// join returns a new slice holding the elements of every list, in order.
+func join(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}

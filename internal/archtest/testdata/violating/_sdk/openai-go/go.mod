@@ -1,0 +1,3 @@
+module github.com/openai/openai-go
+
+go 1.26

@@ -1,0 +1,4 @@
+package codegen
+
+// Spec is generated code.
+type Spec string

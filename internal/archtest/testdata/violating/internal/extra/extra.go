@@ -1,0 +1,2 @@
+// Package extra is not in the table.
+package extra

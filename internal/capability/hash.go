@@ -1,0 +1,49 @@
+package capability
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/gowebpki/jcs"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+// HashPrefix starts every content hash.
+const HashPrefix = "sha256:"
+
+// Canonical returns the RFC 8785 canonical JSON of c with defaults applied
+// and without content_hash. c is not modified.
+func Canonical(c *domain.Capability) ([]byte, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("encode capability: %w", err)
+	}
+	var cp domain.Capability
+	if err := json.Unmarshal(raw, &cp); err != nil {
+		return nil, fmt.Errorf("copy capability: %w", err)
+	}
+	cp.ContentHash = ""
+	ApplyDefaults(&cp)
+	raw, err = json.Marshal(&cp)
+	if err != nil {
+		return nil, fmt.Errorf("encode capability: %w", err)
+	}
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("canonicalize: %w", err)
+	}
+	return out, nil
+}
+
+// Hash returns the content hash of c: "sha256:" + hex(SHA-256(Canonical(c))).
+func Hash(c *domain.Capability) (string, error) {
+	b, err := Canonical(c)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return HashPrefix + hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,120 @@
+// Package cli is cua's command line: the cobra commands and the composition
+// root that wires adapters together. Only Main turns errors into exit codes.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+// IOStreams are the command's standard streams.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// System returns the process's streams.
+func System() *IOStreams { return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr} }
+
+// Factory carries what every command needs.
+type Factory struct {
+	IO *IOStreams
+	// Getenv reads the environment (injected for tests).
+	Getenv func(string) string
+}
+
+// FlagError is a usage error: bad flags or arguments.
+type FlagError struct{ Err error }
+
+func (e *FlagError) Error() string { return e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+func flagErrorf(format string, args ...any) error {
+	return &FlagError{Err: fmt.Errorf(format, args...)}
+}
+
+// ExitError carries an exit code decided by a command (a run's status).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// errSilent marks an error whose message the command already printed.
+type silentError struct{ err error }
+
+func (e *silentError) Error() string { return e.err.Error() }
+func (e *silentError) Unwrap() error { return e.err }
+
+// Main runs the command line and returns the process exit code.
+func Main(ctx context.Context, args []string, io *IOStreams) int {
+	f := &Factory{IO: io, Getenv: os.Getenv}
+	root := NewRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(io.In)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	err := root.ExecuteContext(ctx)
+	return exitCode(err, io.ErrOut)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code
+	}
+	var se *silentError
+	if !errors.As(err, &se) {
+		fmt.Fprintln(stderr, "error:", err)
+	}
+	var fe *FlagError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(stderr, "Run 'cua --help' for usage.")
+	}
+	return 1
+}
+
+// NewRootCmd builds the command tree.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cua",
+		Short:         "Compile a UI workflow once, replay it deterministically with no model",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
+	root.AddCommand(newCmdVersion(f, nil))
+	root.AddCommand(newCmdCapability(f))
+	root.AddCommand(newCmdMockapp(f, nil))
+	return root
+}
+
+// JSONSchemaVersion versions every --json document cua prints.
+const JSONSchemaVersion = 1
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != n {
+			return flagErrorf("expected %s, got %d argument(s)", what, len(args))
+		}
+		return nil
+	}
+}
+
+var _ = domain.SchemaVersion

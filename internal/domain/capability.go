@@ -1,0 +1,346 @@
+// Package domain holds cua's pure types: the capability artifact, target
+// descriptors, predicates, snapshots of a user interface, run records and the
+// failure taxonomy.
+//
+// The package does no I/O, reads no clock and draws no random numbers
+// (DESIGN invariant 10, checked by internal/archtest). Everything that needs
+// time or identity receives it as a value.
+package domain
+
+// SchemaVersion is the capability format version this build reads and writes.
+const SchemaVersion = 1
+
+// Surface names the kind of application a capability drives.
+type Surface string
+
+// Surfaces.
+const (
+	SurfaceWeb     Surface = "web"
+	SurfaceState   Surface = "state"
+	SurfaceDesktop Surface = "desktop"
+)
+
+// Risk is a risk tier. Tiers are ordered: safe < elevated < irreversible.
+type Risk string
+
+// Risk tiers.
+const (
+	RiskSafe         Risk = "safe"
+	RiskElevated     Risk = "elevated"
+	RiskIrreversible Risk = "irreversible"
+)
+
+// Rank orders risk tiers; an unknown tier ranks highest so it fails closed.
+func (r Risk) Rank() int {
+	switch r {
+	case RiskSafe, "":
+		return 0
+	case RiskElevated:
+		return 1
+	case RiskIrreversible:
+		return 2
+	}
+	return 3
+}
+
+// MaxRisk returns the highest of the given tiers.
+func MaxRisk(rs ...Risk) Risk {
+	out := RiskSafe
+	for _, r := range rs {
+		if r.Rank() > out.Rank() {
+			out = r
+		}
+	}
+	return out
+}
+
+// Capability is a compiled, typed, content-hashed workflow. Once sealed, the
+// pair ID@Version is frozen and ContentHash covers every other field.
+type Capability struct {
+	SchemaVersion int              `json:"schema_version"`
+	ID            string           `json:"id"`
+	Version       string           `json:"version"`
+	Title         string           `json:"title"`
+	Description   string           `json:"description,omitempty"`
+	Surface       Surface          `json:"surface"`
+	Entrypoint    Entrypoint       `json:"entrypoint"`
+	Inputs        []InputSpec      `json:"inputs,omitempty"`
+	Outputs       []OutputSpec     `json:"outputs,omitempty"`
+	Risk          Risk             `json:"risk"`
+	Prerequisites []Prerequisite   `json:"prerequisites,omitempty"`
+	Steps         []Step           `json:"steps"`
+	Checkpoint    *Checkpoint      `json:"checkpoint,omitempty"`
+	Outcomes      []Outcome        `json:"outcomes,omitempty"`
+	Recovery      []RecoveryRule   `json:"recovery,omitempty"`
+	Escalation    Escalation       `json:"escalation"`
+	Policy        CapabilityPolicy `json:"policy"`
+	Provenance    *Provenance      `json:"provenance,omitempty"`
+	ContentHash   string           `json:"content_hash,omitempty"`
+}
+
+// Ref returns "id@version".
+func (c *Capability) Ref() string { return c.ID + "@" + c.Version }
+
+// Sealed reports whether the capability carries a content hash. A capability
+// without one is a draft.
+func (c *Capability) Sealed() bool { return c.ContentHash != "" }
+
+// Step returns the step with the given id, or nil.
+func (c *Capability) Step(id string) *Step {
+	for i := range c.Steps {
+		if c.Steps[i].ID == id {
+			return &c.Steps[i]
+		}
+	}
+	return nil
+}
+
+// Input returns the input spec with the given name, or nil.
+func (c *Capability) Input(name string) *InputSpec {
+	for i := range c.Inputs {
+		if c.Inputs[i].Name == name {
+			return &c.Inputs[i]
+		}
+	}
+	return nil
+}
+
+// Output returns the output spec with the given name, or nil.
+func (c *Capability) Output(name string) *OutputSpec {
+	for i := range c.Outputs {
+		if c.Outputs[i].Name == name {
+			return &c.Outputs[i]
+		}
+	}
+	return nil
+}
+
+// Entrypoint says where a run starts.
+type Entrypoint struct {
+	// URLPattern is the first URL a run opens; "{base_url}" is replaced by the
+	// run's base URL.
+	URLPattern string `json:"url_pattern"`
+}
+
+// ValueType is the type of an input or output.
+type ValueType string
+
+// Value types.
+const (
+	TypeString  ValueType = "string"
+	TypeInteger ValueType = "integer"
+	TypeNumber  ValueType = "number"
+	TypeBoolean ValueType = "boolean"
+	TypeMoney   ValueType = "money"
+	TypeDate    ValueType = "date"
+	TypeEnum    ValueType = "enum"
+)
+
+// InputSpec declares one typed caller argument.
+type InputSpec struct {
+	Name        string    `json:"name"`
+	Type        ValueType `json:"type"`
+	Description string    `json:"description,omitempty"`
+	Required    bool      `json:"required"`
+	Sensitive   bool      `json:"sensitive"`
+	Pattern     string    `json:"pattern,omitempty"`
+	MinLength   *int      `json:"min_length,omitempty"`
+	MaxLength   *int      `json:"max_length,omitempty"`
+	Minimum     *float64  `json:"minimum,omitempty"`
+	Maximum     *float64  `json:"maximum,omitempty"`
+	Enum        []string  `json:"enum,omitempty"`
+	Default     any       `json:"default,omitempty"`
+	Example     any       `json:"example,omitempty"`
+}
+
+// OutputSpec declares one typed result.
+type OutputSpec struct {
+	Name        string       `json:"name"`
+	Type        ValueType    `json:"type"`
+	Description string       `json:"description,omitempty"`
+	Sensitive   bool         `json:"sensitive"`
+	Required    bool         `json:"required"`
+	Pattern     string       `json:"pattern,omitempty"`
+	Enum        []string     `json:"enum,omitempty"`
+	Source      OutputSource `json:"source"`
+}
+
+// OutputSource names the step whose extraction fills an output.
+type OutputSource struct {
+	Step string `json:"step"`
+}
+
+// Prerequisite is another capability run in place, in the same session,
+// before the first step when its When predicate holds (for example signing on
+// when the sign-on form is showing).
+type Prerequisite struct {
+	Capability string     `json:"capability"`
+	When       *Predicate `json:"when,omitempty"`
+}
+
+// ActionType is what a step does.
+type ActionType string
+
+// Action types.
+const (
+	ActClick    ActionType = "click"
+	ActType     ActionType = "type"
+	ActSelect   ActionType = "select"
+	ActPressKey ActionType = "press_key"
+	ActNavigate ActionType = "navigate"
+	ActExtract  ActionType = "extract"
+	ActWaitFor  ActionType = "wait_for"
+	ActAssert   ActionType = "assert"
+	ActReload   ActionType = "reload"
+	// ActRawInput is a human's pointer or key input from the console; it is
+	// never written in a capability.
+	ActRawInput ActionType = "raw_input"
+)
+
+// Mutates reports whether the action can change application state.
+func (a ActionType) Mutates() bool {
+	switch a {
+	case ActClick, ActType, ActSelect, ActPressKey, ActRawInput:
+		return true
+	}
+	return false
+}
+
+// NeedsTarget reports whether the action acts on a resolved node.
+func (a ActionType) NeedsTarget() bool {
+	switch a {
+	case ActClick, ActType, ActSelect, ActExtract:
+		return true
+	}
+	return false
+}
+
+// Transform converts extracted text into a typed value.
+type Transform string
+
+// Transforms.
+const (
+	TransformMoney Transform = "money"
+	TransformDate  Transform = "date"
+)
+
+// Step is one deterministic action.
+type Step struct {
+	ID            string            `json:"id"`
+	Description   string            `json:"description,omitempty"`
+	Action        ActionType        `json:"action"`
+	Target        *TargetDescriptor `json:"target,omitempty"`
+	Value         *ValueExpr        `json:"value,omitempty"`
+	Key           string            `json:"key,omitempty"`
+	URL           string            `json:"url,omitempty"`
+	Into          string            `json:"into,omitempty"`
+	Transform     Transform         `json:"transform,omitempty"`
+	Precondition  *Predicate        `json:"precondition,omitempty"`
+	Postcondition *Predicate        `json:"postcondition,omitempty"`
+	Wait          *Wait             `json:"wait,omitempty"`
+	Risk          Risk              `json:"risk"`
+	Gate          bool              `json:"gate"`
+	// Checkpoint marks the step's postcondition as a durable checkpoint: once
+	// it has held, a resumed run does not repeat this step.
+	Checkpoint bool `json:"checkpoint"`
+}
+
+// Wait bounds how long a step waits for its postcondition (or, for
+// wait_for, for Until).
+type Wait struct {
+	Until     *Predicate `json:"until,omitempty"`
+	TimeoutMS int        `json:"timeout_ms"`
+}
+
+// Checkpoint is the state that proves the capability reached its goal.
+type Checkpoint struct {
+	Description string    `json:"description,omitempty"`
+	When        Predicate `json:"when"`
+}
+
+// Outcome is a declared business outcome: a legitimate answer, not a failure.
+type Outcome struct {
+	Code        string            `json:"code"`
+	Description string            `json:"description,omitempty"`
+	When        Predicate         `json:"when"`
+	Returns     map[string]string `json:"returns,omitempty"`
+}
+
+// Remedy is what a recovery rule does.
+type Remedy string
+
+// Remedies.
+const (
+	RemedyReload        Remedy = "reload"
+	RemedyRunCapability Remedy = "run_capability"
+	RemedyWait          Remedy = "wait"
+)
+
+// RecoveryRule is a declared, bounded response to a recoverable condition.
+type RecoveryRule struct {
+	ID          string    `json:"id"`
+	Description string    `json:"description,omitempty"`
+	When        Predicate `json:"when"`
+	Remedy      Remedy    `json:"remedy"`
+	Capability  string    `json:"capability,omitempty"`
+	MaxAttempts int       `json:"max_attempts"`
+	Backoff     Backoff   `json:"backoff"`
+}
+
+// Backoff spaces recovery attempts: attempt n waits InitialMS*Factor^(n-1),
+// capped at MaxMS.
+type Backoff struct {
+	InitialMS int     `json:"initial_ms"`
+	Factor    float64 `json:"factor"`
+	MaxMS     int     `json:"max_ms"`
+}
+
+// Delay returns the wait before attempt n (1-based), in milliseconds.
+func (b Backoff) Delay(n int) int {
+	d := float64(b.InitialMS)
+	for i := 1; i < n; i++ {
+		d *= b.Factor
+		if b.MaxMS > 0 && d >= float64(b.MaxMS) {
+			return b.MaxMS
+		}
+	}
+	if b.MaxMS > 0 && d > float64(b.MaxMS) {
+		return b.MaxMS
+	}
+	return int(d)
+}
+
+// Escalation lists the failure codes that hand the run to a human
+// (NEEDS_HUMAN) instead of failing it.
+type Escalation struct {
+	Triggers []FailureCode `json:"triggers,omitempty"`
+}
+
+// Escalates reports whether code is listed as a trigger.
+func (e Escalation) Escalates(code FailureCode) bool {
+	for _, t := range e.Triggers {
+		if t == code {
+			return true
+		}
+	}
+	return false
+}
+
+// CapabilityPolicy bounds what a run of the capability may do.
+type CapabilityPolicy struct {
+	AllowedDomains []string     `json:"allowed_domains,omitempty"`
+	AllowedActions []ActionType `json:"allowed_actions,omitempty"`
+	MaxSteps       int          `json:"max_steps"`
+	MaxDurationMS  int          `json:"max_duration_ms"`
+}
+
+// Provenance records where a capability came from.
+type Provenance struct {
+	Source      string   `json:"source"`
+	Author      string   `json:"author,omitempty"`
+	RunID       string   `json:"run_id,omitempty"`
+	Model       string   `json:"model,omitempty"`
+	CompiledAt  string   `json:"compiled_at,omitempty"`
+	Tokens      int      `json:"tokens,omitempty"`
+	ReviewNotes []string `json:"review_notes,omitempty"`
+}

@@ -1,0 +1,177 @@
+package domain
+
+import (
+	"errors"
+	"fmt"
+)
+
+// RunStatus is a run's terminal state.
+type RunStatus string
+
+// Run statuses.
+const (
+	StatusSuccess         RunStatus = "SUCCESS"
+	StatusBusinessOutcome RunStatus = "BUSINESS_OUTCOME"
+	StatusFailed          RunStatus = "FAILED"
+	StatusNeedsHuman      RunStatus = "NEEDS_HUMAN"
+	StatusRunning         RunStatus = "RUNNING"
+)
+
+// ExitCode maps a status to the process exit code of DESIGN.md: 0 for
+// SUCCESS and BUSINESS_OUTCOME, 2 for NEEDS_HUMAN, 1 otherwise.
+func (s RunStatus) ExitCode() int {
+	switch s {
+	case StatusSuccess, StatusBusinessOutcome:
+		return 0
+	case StatusNeedsHuman:
+		return 2
+	}
+	return 1
+}
+
+// OutcomeClass partitions what a run can observe.
+type OutcomeClass string
+
+// Outcome classes.
+const (
+	ClassExpected          OutcomeClass = "EXPECTED"
+	ClassBusinessOutcome   OutcomeClass = "BUSINESS_OUTCOME"
+	ClassRecoverable       OutcomeClass = "RECOVERABLE"
+	ClassRecoveryExhausted OutcomeClass = "RECOVERY_EXHAUSTED"
+	ClassUnexpectedState   OutcomeClass = "UNEXPECTED_STATE"
+)
+
+// FailureCode says why a run did not succeed. Codes are data: callers branch
+// on them, people read them.
+type FailureCode string
+
+// Failure codes.
+const (
+	CodeInternal          FailureCode = "INTERNAL"
+	CodeInputInvalid      FailureCode = "INPUT_INVALID"
+	CodeCapabilityInvalid FailureCode = "CAPABILITY_INVALID"
+	CodeHashMismatch      FailureCode = "CONTENT_HASH_MISMATCH"
+	CodeTargetNotFound    FailureCode = "TARGET_NOT_FOUND"
+	CodeTargetAmbiguous   FailureCode = "TARGET_AMBIGUOUS"
+	CodeUnexpectedState   FailureCode = "UNEXPECTED_STATE"
+	CodeRecoveryExhausted FailureCode = "RECOVERY_EXHAUSTED"
+	CodeCheckpointFailed  FailureCode = "CHECKPOINT_FAILED"
+	CodeOutputInvalid     FailureCode = "OUTPUT_INVALID"
+	CodePolicyDenied      FailureCode = "POLICY_DENIED"
+	CodeApprovalRequired  FailureCode = "APPROVAL_REQUIRED"
+	CodeDomainNotAllowed  FailureCode = "DOMAIN_NOT_ALLOWED"
+	CodeLeaseLost         FailureCode = "LEASE_LOST"
+	CodeGateReached       FailureCode = "GATE_REACHED"
+	CodeTimeout           FailureCode = "TIMEOUT"
+	CodeBudgetExceeded    FailureCode = "BUDGET_EXCEEDED"
+	CodeSurfaceCrashed    FailureCode = "SURFACE_CRASHED"
+	CodeSurfaceError      FailureCode = "SURFACE_ERROR"
+	CodeSecretUnavailable FailureCode = "SECRET_UNAVAILABLE"
+	CodeCanceled          FailureCode = "CANCELED"
+)
+
+// Error is an error carrying a failure code and a public message.
+type Error struct {
+	Code    FailureCode
+	Message string
+	Err     error
+}
+
+// Errorf returns an *Error with a formatted message.
+func Errorf(code FailureCode, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns an *Error that wraps err.
+func Wrap(code FailureCode, err error, message string) *Error {
+	return &Error{Code: code, Message: message, Err: err}
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil && e.Message != "" {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v", e.Code, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorCode returns the code of the first *Error in err's chain, "" for nil
+// and CodeInternal for any other error.
+func ErrorCode(err error) FailureCode {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// Actor says who caused an action.
+type Actor string
+
+// Actors.
+const (
+	ActorAutomation Actor = "automation"
+	ActorHuman      Actor = "human"
+	ActorAgent      Actor = "agent"
+)
+
+// Action is one request to act on a surface, before resolution and
+// authorization.
+type Action struct {
+	Type   ActionType        `json:"type"`
+	StepID string            `json:"step_id,omitempty"`
+	Target *TargetDescriptor `json:"target,omitempty"`
+	Value  *ValueExpr        `json:"value,omitempty"`
+	Key    string            `json:"key,omitempty"`
+	URL    string            `json:"url,omitempty"`
+	// X and Y locate raw_input pointer events in page coordinates.
+	X     float64 `json:"x,omitempty"`
+	Y     float64 `json:"y,omitempty"`
+	Risk  Risk    `json:"risk,omitempty"`
+	Actor Actor   `json:"actor"`
+}
+
+// StepResult is the record of one executed step.
+type StepResult struct {
+	ID         string      `json:"id"`
+	Action     ActionType  `json:"action"`
+	Status     string      `json:"status"`
+	Strategy   Strategy    `json:"strategy,omitempty"`
+	Drifted    bool        `json:"drifted,omitempty"`
+	DurationMS int64       `json:"duration_ms"`
+	Attempts   int         `json:"attempts"`
+	Failure    FailureCode `json:"failure_code,omitempty"`
+	Message    string      `json:"message,omitempty"`
+}
+
+// RunRecord is the durable summary of one run.
+type RunRecord struct {
+	SchemaVersion    int               `json:"schema_version"`
+	RunID            string            `json:"run_id"`
+	Capability       string            `json:"capability"`
+	ContentHash      string            `json:"content_hash"`
+	Status           RunStatus         `json:"status"`
+	ExitCode         int               `json:"exit_code"`
+	Outcome          string            `json:"outcome,omitempty"`
+	FailureCode      FailureCode       `json:"failure_code,omitempty"`
+	Message          string            `json:"message,omitempty"`
+	Inputs           map[string]any    `json:"inputs,omitempty"`
+	Outputs          map[string]any    `json:"outputs,omitempty"`
+	Returns          map[string]string `json:"returns,omitempty"`
+	RecoveryAttempts int               `json:"recovery_attempts"`
+	DispatchCount    int               `json:"dispatch_count"`
+	DriftScore       float64           `json:"drift_score"`
+	StrategyMix      map[Strategy]int  `json:"strategy_mix,omitempty"`
+	StartedAt        string            `json:"started_at"`
+	FinishedAt       string            `json:"finished_at,omitempty"`
+	DurationMS       int64             `json:"duration_ms"`
+	Steps            []StepResult      `json:"steps"`
+	BaseURL          string            `json:"base_url,omitempty"`
+}

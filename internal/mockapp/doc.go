@@ -1,0 +1,76 @@
+// Package mockapp serves MemberDesk, a deliberately hostile credit-union
+// back-office web app that cua's browser engine, its tests and the demo run
+// against. It uses the standard library only.
+//
+// The hostility is aimed at CSS/XPath automation: two same-origin iframes,
+// controls named only by a title attribute or by the label cell of their
+// table row, nested layout tables, a decoy "Search" button in the other
+// frame, a confirm() dialog, injected faults, and variants that churn every
+// id and class (b) or rename labels (c). The ARIA roles and accessible names
+// below are a contract that capabilities target; keep them exact.
+//
+// # Pages (variant a)
+//
+//	GET  /                      title "MemberDesk"; iframe name=nav title "Navigation" src /nav,
+//	                            iframe name=content title "Workspace" src /content/home
+//	GET  /nav                   links (target content) "Member Search", "Open Sub-Account",
+//	                            "Transfer Funds", "Sign Off"; decoy searchbox "Search this site"
+//	                            and button "Search" (GET /nav?q=)
+//	GET  /content/signon        heading "Sign On"; textbox "Operator ID", textbox "Password",
+//	                            button "Sign on"
+//	POST /content/signon        good: cookie md_session, 303 /content/home; bad: alert
+//	                            "Invalid operator ID or password" (the password is never echoed)
+//	GET  /content/home          heading "Welcome", text "Signed on as OP1001"
+//	GET  /content/signoff       drops the session, 303 /content/signon
+//	GET  /content/search        heading "Member Search"; textbox "Member number" (title only),
+//	                            button "Search", button "Clear" (reset)
+//	POST /content/search        member=5 digits known: 303 /content/member/{id}; unknown: status
+//	                            "Member not found"; else 400 alert "Member number must be 5 digits"
+//	GET  /content/member/{id}   heading "Member Details"; nested layout-table rows "Member number",
+//	                            "Name", "Status", "Savings Balance", "As of" (11/30/2026);
+//	                            34567: text "No savings account on file" instead of the savings row;
+//	                            45678: heading "Restricted Record"; unknown: 404 "Member not found";
+//	                            malformed: 400 "Invalid member number"
+//	GET  /content/subaccount    heading "Open Sub-Account"; unnamed textbox/combobox/textbox in rows
+//	                            "Member number", "Account type" (Savings, Checking, Certificate),
+//	                            "Initial deposit"; button "Open account"
+//	POST /content/subaccount    member, account_type, deposit: heading "Sub-account opened",
+//	                            text "Confirmation SUB-0001"; invalid: 400 alert naming the field
+//	GET  /content/transfer      heading "Transfer Funds"; textbox "Member number", combobox
+//	                            "From account" (Savings, Checking), combobox "To account"
+//	                            (Checking, Savings), textbox "Amount"; button "Review transfer"
+//	POST /content/transfer/review  heading "Review Transfer", summary rows, hidden token,
+//	                            button "Submit transfer" (form onsubmit confirm(...)), link "Cancel"
+//	POST /content/transfer/submit  heading "Transfer Complete", text "Confirmation TRF-0001";
+//	                            reused or unknown token: 409 alert "This transfer was already submitted"
+//	POST /content/notice/ack    the notice's "Continue": clears it, 303 back
+//
+// Every /content/* route but sign-on and the notice acknowledgement
+// redirects (303) to /content/signon without a live session.
+//
+// # Variants
+//
+// Variant b keeps every name but churns every id and class, nests wrappers
+// differently, reorders the member rows and adds a footer link "Savings
+// Balance history". Variant c is b with "Savings Balance" renamed "Savings
+// Bal.", "Search" (the member search button) renamed "Find member" and
+// "Submit transfer" renamed "Post transfer".
+//
+// # Control API
+//
+// JSON, no session, never faulted:
+//
+//	POST /_control/arm      {"fault": NAME, "count": N}  N: -1 forever, 0 disarms, N>0 fires N times
+//	POST /_control/variant  {"variant": "a"|"b"|"c"}
+//	POST /_control/reset    clears faults, sessions, ledger, counters, notice; variant from Options
+//	GET  /_control/state    [State]
+//	GET  /_control/ledger   {"entries": [LedgerEntry...]}
+//
+// A refused control request is 400 {"error": ..., "field": ...}. The faults
+// are [FaultTransientLoad], [FaultSessionTimeout], [FaultUndeclaredDialog],
+// [FaultValidationError] and [FaultSlow].
+//
+// Nothing depends on a clock or randomness: the business date is fixture
+// data, and sessions, tokens and confirmation numbers come from counters.
+// A Server is safe for concurrent use by many browsers.
+package mockapp

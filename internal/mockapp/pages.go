@@ -1,0 +1,215 @@
+package mockapp
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxEcho bounds how much of a user's input a page echoes back.
+const maxEcho = 64
+
+// link is a navigation link.
+type link struct {
+	Text string
+	Href string
+}
+
+// navLinks are the links of the Navigation frame; they target "content".
+var navLinks = []link{
+	{"Member Search", searchPath},
+	{"Open Sub-Account", subaccountPath},
+	{"Transfer Funds", transferPath},
+	{"Sign Off", signoffPath},
+}
+
+func (s *Server) handleRoot(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, page{tmpl: tmplRoot, title: "MemberDesk"})
+}
+
+// navData feeds the Navigation frame; Query is the decoy site search.
+type navData struct {
+	Query string
+	Links []link
+}
+
+func (s *Server) handleNav(w http.ResponseWriter, r *http.Request) {
+	q := clip(r.URL.Query().Get("q"))
+	s.render(w, r, page{tmpl: tmplNav, title: "Navigation", data: navData{Query: q, Links: navLinks}})
+}
+
+// signonData feeds the sign-on form. It has no password field on purpose:
+// the password is never rendered back.
+type signonData struct {
+	Operator string
+}
+
+func signonPage(operator string) page {
+	return page{tmpl: tmplSignon, title: "Sign On", data: signonData{Operator: clip(operator)}, back: signonPath}
+}
+
+func (s *Server) handleSignonForm(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, signonPage(""))
+}
+
+func (s *Server) handleSignon(w http.ResponseWriter, r *http.Request) {
+	operator := r.PostFormValue("operator")
+	password := r.PostFormValue("password")
+	form := signonPage(operator)
+	if !s.formPrelude(w, r, form) {
+		return
+	}
+	if !s.validCredentials(operator, password) {
+		s.logger.Info("sign on refused", "operator", clip(operator))
+		form.alert = "Invalid operator ID or password"
+		s.render(w, r, form)
+		return
+	}
+	if old, ok := s.requestSession(r); ok {
+		s.dropSession(old.ID)
+	}
+	setSessionCookie(w, s.newSession(operator))
+	s.logger.Info("signed on", "operator", operator)
+	http.Redirect(w, r, homePath, http.StatusSeeOther)
+}
+
+func (s *Server) validCredentials(operator, password string) bool {
+	okOp := subtle.ConstantTimeCompare([]byte(operator), []byte(s.opts.Operator))
+	okPw := subtle.ConstantTimeCompare([]byte(password), []byte(s.opts.Password))
+	return okOp&okPw == 1
+}
+
+// signedOn returns the request's session; the gate has already redirected
+// requests without one, so a miss means it was dropped since.
+func signedOn(w http.ResponseWriter, r *http.Request) (session, bool) {
+	sess, ok := sessionFrom(r.Context())
+	if !ok {
+		http.Redirect(w, r, signonPath, http.StatusSeeOther)
+	}
+	return sess, ok
+}
+
+func (s *Server) handleHome(w http.ResponseWriter, r *http.Request) {
+	sess, ok := signedOn(w, r)
+	if !ok {
+		return
+	}
+	s.render(w, r, messagePage(http.StatusOK, "Welcome", messageData{
+		Heading: "Welcome",
+		Text:    "Signed on as " + sess.Operator,
+	}))
+}
+
+func (s *Server) handleSignoff(w http.ResponseWriter, r *http.Request) {
+	if sess, ok := sessionFrom(r.Context()); ok {
+		s.dropSession(sess.ID)
+	}
+	expireSessionCookie(w)
+	http.Redirect(w, r, signonPath, http.StatusSeeOther)
+}
+
+// searchData feeds the member search form.
+type searchData struct {
+	Member string
+	Status string // role="status" message
+}
+
+func searchPage(d searchData) page {
+	d.Member = clip(d.Member)
+	return page{tmpl: tmplSearch, title: "Member Search", data: d, back: searchPath}
+}
+
+func (s *Server) handleSearchForm(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, searchPage(searchData{}))
+}
+
+func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
+	number := r.PostFormValue("member")
+	form := searchPage(searchData{Member: number})
+	if !s.formPrelude(w, r, form) {
+		return
+	}
+	if !isMemberNumber(number) {
+		form.status = http.StatusBadRequest
+		form.alert = "Member number must be 5 digits"
+		s.render(w, r, form)
+		return
+	}
+	if _, ok := members[number]; !ok {
+		s.render(w, r, searchPage(searchData{Member: number, Status: "Member not found"}))
+		return
+	}
+	http.Redirect(w, r, memberPrefix+number, http.StatusSeeOther)
+}
+
+// memberData feeds the member details page.
+type memberData struct {
+	Rows      []row
+	NoSavings bool
+}
+
+func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
+	number := r.PathValue("id")
+	if !isMemberNumber(number) {
+		s.render(w, r, messagePage(http.StatusBadRequest, "Invalid Member Number", messageData{
+			Heading: "Invalid Member Number",
+			Text:    "Invalid member number",
+			Role:    "alert",
+		}))
+		return
+	}
+	m, ok := members[number]
+	switch {
+	case !ok:
+		s.render(w, r, messagePage(http.StatusNotFound, "Member Not Found", messageData{
+			Heading: "Member Not Found",
+			Text:    "Member not found",
+			Role:    "status",
+		}))
+	case m.Restricted:
+		s.render(w, r, messagePage(http.StatusOK, "Restricted Record", messageData{
+			Heading: "Restricted Record",
+			Text:    "This record is restricted. Refer to a supervisor.",
+		}))
+	default:
+		v := s.currentVariant()
+		s.render(w, r, page{
+			tmpl:  tmplMember,
+			title: "Member Details",
+			data:  memberData{Rows: memberRows(m, v), NoSavings: !m.HasSavings},
+			v:     v,
+		})
+	}
+}
+
+func (s *Server) handleNoticeAck(w http.ResponseWriter, r *http.Request) {
+	s.ackNotice()
+	s.logger.Info("notice acknowledged")
+	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+// safeNext returns next when it is a clean same-site content path, else the
+// home page, so the notice form cannot redirect off the app.
+func safeNext(next string) string {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" ||
+		!strings.HasPrefix(u.Path, contentPrefix) || path.Clean(u.Path) != u.Path || u.Path != next {
+		return homePath
+	}
+	return next
+}
+
+// clip bounds an echoed user input to maxEcho bytes, on a rune boundary.
+func clip(s string) string {
+	if len(s) <= maxEcho {
+		return s
+	}
+	cut := maxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

@@ -1,0 +1,228 @@
+// Package policy is the single chokepoint every action passes before it
+// reaches a surface. It owns the profiles (AUTOMATION, HUMAN, DISCOVERY), the
+// risk tiers and the name lexicon, the domain allowlist, and approvals; it is
+// the only maker of AuthorizedAction (DESIGN invariant 2).
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+// Profile selects the rules an action is judged by.
+type Profile string
+
+// Profiles.
+const (
+	ProfileAutomation Profile = "AUTOMATION"
+	ProfileHuman      Profile = "HUMAN"
+	ProfileDiscovery  Profile = "DISCOVERY"
+)
+
+// Approval is a human's sign-off on one exact capability content.
+type Approval struct {
+	Capability  string `json:"capability"`
+	ContentHash string `json:"content_hash"`
+	Approver    string `json:"approver"`
+	ApprovedAt  string `json:"approved_at"`
+	Note        string `json:"note,omitempty"`
+}
+
+// Config configures an Engine.
+type Config struct {
+	Profile Profile
+	// AllowedDomains lists host names ("127.0.0.1", "bank.example",
+	// "*.bank.example") navigation may reach. Empty denies every navigation.
+	AllowedDomains []string
+	// AllowedActions limits action types; empty allows all.
+	AllowedActions []domain.ActionType
+	// AllowIrreversible is the caller's opt-in to irreversible actions.
+	AllowIrreversible bool
+	// ContentHash is the recomputed hash of the capability being run.
+	ContentHash string
+	// Approval is the approval record presented for irreversible actions.
+	Approval *Approval
+}
+
+// Engine authorizes actions under one configuration. It is safe for
+// concurrent use.
+type Engine struct {
+	cfg Config
+}
+
+// New validates cfg and returns an Engine.
+func New(cfg Config) (*Engine, error) {
+	switch cfg.Profile {
+	case ProfileAutomation, ProfileHuman, ProfileDiscovery:
+	default:
+		return nil, fmt.Errorf("policy: unknown profile %q", cfg.Profile)
+	}
+	for _, d := range cfg.AllowedDomains {
+		if d == "" || strings.ContainsAny(d, "/:") {
+			return nil, fmt.Errorf("policy: allowed domain %q is not a host name", d)
+		}
+	}
+	return &Engine{cfg: cfg}, nil
+}
+
+// Profile returns the engine's profile.
+func (e *Engine) Profile() Profile { return e.cfg.Profile }
+
+// Request is an action resolved to a node and waiting for authorization.
+type Request struct {
+	Action domain.Action
+	// Node is the resolved target, nil for untargeted actions.
+	Node *domain.Node
+	// Text is the resolved non-secret value to type or select.
+	Text string
+	// Epoch and Holder identify the lease the action runs under.
+	Epoch  uint64
+	Holder string
+	// Confirmed is a human's explicit confirmation of an irreversible action
+	// (HUMAN profile).
+	Confirmed bool
+}
+
+// DeniedError is returned when policy refuses an action.
+type DeniedError struct {
+	Rule    string
+	Code    domain.FailureCode
+	Message string
+}
+
+func (e *DeniedError) Error() string { return "policy denied (" + e.Rule + "): " + e.Message }
+
+// Unwrap exposes the failure code as a *domain.Error.
+func (e *DeniedError) Unwrap() error { return &domain.Error{Code: e.Code, Message: e.Message} }
+
+// IsDenied reports whether err is or wraps a *DeniedError.
+func IsDenied(err error) bool {
+	var d *DeniedError
+	return errors.As(err, &d)
+}
+
+func deny(rule string, code domain.FailureCode, format string, args ...any) error {
+	return &DeniedError{Rule: rule, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Authorize judges req and returns the token a surface requires.
+func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
+	a := req.Action
+	if a.Type == "" {
+		return AuthorizedAction{}, deny("action", domain.CodePolicyDenied, "action has no type")
+	}
+	if len(e.cfg.AllowedActions) > 0 && !slices.Contains(e.cfg.AllowedActions, a.Type) {
+		return AuthorizedAction{}, deny("allowed_actions", domain.CodePolicyDenied, "action %s is not in the capability's allowed_actions", a.Type)
+	}
+	if a.Type.NeedsTarget() && req.Node == nil {
+		return AuthorizedAction{}, deny("target", domain.CodePolicyDenied, "%s needs a resolved target", a.Type)
+	}
+	if a.Type == domain.ActNavigate {
+		if err := e.CheckURL(a.URL); err != nil {
+			return AuthorizedAction{}, err
+		}
+	}
+	if a.Value.IsSecret() && e.cfg.Profile == ProfileHuman {
+		return AuthorizedAction{}, deny("secret", domain.CodePolicyDenied, "a human action cannot type a secret reference")
+	}
+	computed := Classify(a, req.Node)
+	risk := domain.MaxRisk(computed, a.Risk)
+	switch e.cfg.Profile {
+	case ProfileAutomation:
+		if computed.Rank() > a.Risk.Rank() {
+			return AuthorizedAction{}, deny("undeclared_risk", domain.CodePolicyDenied,
+				"step %q declares %s but the control %q is %s", a.StepID, orSafe(a.Risk), nodeName(req.Node), computed)
+		}
+		if risk == domain.RiskIrreversible {
+			if err := e.checkIrreversible(); err != nil {
+				return AuthorizedAction{}, err
+			}
+		}
+	case ProfileHuman:
+		if risk == domain.RiskIrreversible && !req.Confirmed {
+			return AuthorizedAction{}, deny("confirm_irreversible", domain.CodeApprovalRequired,
+				"the control %q is irreversible: the operator must confirm it", nodeName(req.Node))
+		}
+	case ProfileDiscovery:
+		if risk == domain.RiskIrreversible && !e.cfg.AllowIrreversible {
+			return AuthorizedAction{}, deny("discovery_irreversible", domain.CodeApprovalRequired,
+				"discovery may not perform the irreversible action on %q without a grant", nodeName(req.Node))
+		}
+	}
+	out := AuthorizedAction{
+		valid:   true,
+		action:  a,
+		risk:    risk,
+		profile: e.cfg.Profile,
+		epoch:   req.Epoch,
+		holder:  req.Holder,
+	}
+	if req.Node != nil {
+		n := *req.Node
+		out.node = &n
+	}
+	if a.Value.IsSecret() {
+		out.secret = a.Value.Secret
+	} else {
+		out.text = req.Text
+	}
+	return out, nil
+}
+
+func (e *Engine) checkIrreversible() error {
+	if !e.cfg.AllowIrreversible {
+		return deny("allow_irreversible", domain.CodeApprovalRequired,
+			"irreversible action refused: the caller did not pass --allow-irreversible")
+	}
+	ap := e.cfg.Approval
+	if ap == nil {
+		return deny("approval", domain.CodeApprovalRequired, "irreversible action refused: no approval record")
+	}
+	if e.cfg.ContentHash == "" || ap.ContentHash != e.cfg.ContentHash {
+		return deny("approval", domain.CodeApprovalRequired,
+			"irreversible action refused: approval covers %s, capability content is %s", ap.ContentHash, e.cfg.ContentHash)
+	}
+	return nil
+}
+
+// CheckURL applies the domain allowlist to a navigation target or a landed
+// URL. about:blank is always allowed.
+func (e *Engine) CheckURL(raw string) error {
+	if raw == "about:blank" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return deny("allowed_domains", domain.CodeDomainNotAllowed, "URL %q has no host", raw)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return deny("allowed_domains", domain.CodeDomainNotAllowed, "URL scheme %q is not allowed", u.Scheme)
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, d := range e.cfg.AllowedDomains {
+		d = strings.ToLower(d)
+		if host == d || (strings.HasPrefix(d, "*.") && strings.HasSuffix(host, d[1:])) {
+			return nil
+		}
+	}
+	return deny("allowed_domains", domain.CodeDomainNotAllowed, "host %q is not in the allowed domains", host)
+}
+
+func orSafe(r domain.Risk) domain.Risk {
+	if r == "" {
+		return domain.RiskSafe
+	}
+	return r
+}
+
+func nodeName(n *domain.Node) string {
+	if n == nil {
+		return ""
+	}
+	return n.Name
+}

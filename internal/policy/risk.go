@@ -1,0 +1,86 @@
+package policy
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+// Lexicon phrases are matched as whole words against a control's folded name
+// and description. Irreversible wins over elevated.
+var (
+	irreversibleWords = []string{
+		"transfer", "delete", "remove", "close account", "wire", "pay", "payment",
+		"withdraw", "withdrawal", "disburse", "purge", "terminate", "destroy", "post transfer",
+		"charge off", "write off", "void",
+	}
+	elevatedWords = []string{
+		"submit", "confirm", "save", "apply", "approve", "send", "update", "post",
+		"open account", "create", "authorize", "accept", "continue", "ok", "yes",
+	}
+)
+
+// neutralWords mark a control that only shows or abandons something
+// ("Review transfer", "Cancel payment"): it is safe whatever else its name says.
+var neutralWords = []string{"review", "preview", "cancel", "view", "back", "history", "search", "find"}
+
+// actingRoles are the roles whose names the lexicon judges: controls that
+// commit something. Links and fields navigate or edit; they commit nothing on
+// their own.
+var actingRoles = map[string]bool{
+	"button": true, "menuitem": true, "option": false, "link": false,
+}
+
+// Classify returns the risk the action carries by its type and by the name of
+// the control it lands on.
+func Classify(a domain.Action, n *domain.Node) domain.Risk {
+	tier := domain.RiskSafe
+	if a.Type == domain.ActRawInput {
+		tier = domain.RiskElevated
+	}
+	if n == nil || !clicks(a.Type) || !actingRoles[n.Role] {
+		return tier
+	}
+	return domain.MaxRisk(tier, NameRisk(n.Name+" "+n.Description))
+}
+
+func clicks(t domain.ActionType) bool {
+	return t == domain.ActClick || t == domain.ActRawInput || t == domain.ActPressKey
+}
+
+// NameRisk classifies a control name with the lexicon.
+func NameRisk(name string) domain.Risk {
+	f := " " + fold(name) + " "
+	for _, w := range neutralWords {
+		if strings.HasPrefix(f, " "+w+" ") {
+			return domain.RiskSafe
+		}
+	}
+	for _, w := range irreversibleWords {
+		if strings.Contains(f, " "+w+" ") {
+			return domain.RiskIrreversible
+		}
+	}
+	for _, w := range elevatedWords {
+		if strings.Contains(f, " "+w+" ") {
+			return domain.RiskElevated
+		}
+	}
+	return domain.RiskSafe
+}
+
+func fold(s string) string {
+	var b strings.Builder
+	space := true
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			space = false
+		} else if !space {
+			b.WriteByte(' ')
+			space = true
+		}
+	}
+	return strings.TrimSpace(b.String())
+}

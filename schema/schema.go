@@ -1,0 +1,14 @@
+// Package schema embeds the JSON Schemas cua publishes (the capability
+// format today; run records and receipts later), so the binary validates
+// with exactly the files users see under schema/.
+package schema
+
+import _ "embed"
+
+// Capability is schema/capability.schema.json (JSON Schema draft 2020-12).
+//
+//go:embed capability.schema.json
+var Capability []byte
+
+// CapabilityID is the $id of the capability schema.
+const CapabilityID = "https://cua.dev/schema/capability.schema.json"
