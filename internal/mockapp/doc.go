@@ -45,8 +45,10 @@
 //	                            reused or unknown token: 409 alert "This transfer was already submitted"
 //	POST /content/notice/ack    the notice's "Continue": clears it, 303 back
 //
-// Every /content/* route but sign-on and the notice acknowledgement
-// redirects (303) to /content/signon without a live session.
+// Form fields: signon operator, password; search member; subaccount member,
+// account_type, deposit; review member, from, to, amount; submit token;
+// notice ack next. Every /content/* route but sign-on and the notice
+// acknowledgement redirects (303) to /content/signon without a live session.
 //
 // # Variants
 //

@@ -33,8 +33,8 @@ var faultNames = []string{
 	FaultValidationError,
 }
 
-// defaultSlowDelay is how long FaultSlow holds a content response.
-const defaultSlowDelay = 3 * time.Second
+// slowDelay is how long FaultSlow holds a content response.
+const slowDelay = 3 * time.Second
 
 // Texts the faults render; tests and capabilities match them.
 const (
@@ -80,13 +80,16 @@ func (s *Server) fireLocked(fault string) bool {
 	if !ok {
 		return false
 	}
+	left := n // -1: armed forever
 	switch {
 	case n == 1:
+		left = 0
 		delete(s.st.faults, fault)
 	case n > 1:
-		s.st.faults[fault] = n - 1
+		left = n - 1
+		s.st.faults[fault] = left
 	}
-	s.logger.Info("fault fired", "fault", fault, "remaining", n-1)
+	s.logger.Info("fault fired", "fault", fault, "remaining", left)
 	return true
 }
 
@@ -94,7 +97,7 @@ func (s *Server) fireLocked(fault string) bool {
 // a fixed order: slow, transient_load, session_timeout. It reports whether
 // the request should go on to its handler.
 func (s *Server) contentFaults(w http.ResponseWriter, r *http.Request) bool {
-	if s.fire(FaultSlow) && !sleepContext(r.Context(), s.slowDelay) {
+	if s.fire(FaultSlow) && !sleepContext(r.Context(), slowDelay) {
 		return false // the client went away; nobody reads an answer
 	}
 	if s.fire(FaultTransientLoad) {

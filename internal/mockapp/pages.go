@@ -41,29 +41,24 @@ func (s *Server) handleNav(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, page{tmpl: tmplNav, title: "Navigation", data: navData{Query: q, Links: navLinks}})
 }
 
-// signonData feeds the sign-on form. It has no password field on purpose:
-// the password is never rendered back.
-type signonData struct {
-	Operator string
-}
-
-func signonPage(operator string) page {
-	return page{tmpl: tmplSignon, title: "Sign On", data: signonData{Operator: clip(operator)}, back: signonPath}
+// signonPage is the sign-on form. It never echoes what was typed: a
+// password typed into the wrong field must not come back either.
+func signonPage() page {
+	return page{tmpl: tmplSignon, title: "Sign On", back: signonPath}
 }
 
 func (s *Server) handleSignonForm(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, signonPage(""))
+	s.render(w, r, signonPage())
 }
 
 func (s *Server) handleSignon(w http.ResponseWriter, r *http.Request) {
-	operator := r.PostFormValue("operator")
-	password := r.PostFormValue("password")
-	form := signonPage(operator)
+	form := signonPage()
 	if !s.formPrelude(w, r, form) {
 		return
 	}
-	if !s.validCredentials(operator, password) {
-		s.logger.Info("sign on refused", "operator", clip(operator))
+	operator := r.PostFormValue("operator")
+	if !s.validCredentials(operator, r.PostFormValue("password")) {
+		s.logger.Info("sign on refused")
 		form.alert = "Invalid operator ID or password"
 		s.render(w, r, form)
 		return

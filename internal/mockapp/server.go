@@ -30,10 +30,9 @@ const (
 // Server is the MemberDesk app. Create it with New, then either Open it
 // (a real listener) or mount Handler (httptest).
 type Server struct {
-	opts      Options
-	logger    *slog.Logger
-	mux       *http.ServeMux
-	slowDelay time.Duration
+	opts   Options
+	logger *slog.Logger
+	mux    *http.ServeMux
 
 	mu sync.Mutex
 	st state // guarded by mu
@@ -66,7 +65,7 @@ func New(opts Options) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: opts, logger: logger, slowDelay: defaultSlowDelay}
+	s := &Server{opts: opts, logger: logger}
 	s.st.reset(opts.Variant)
 	s.mux = s.routes()
 	return s, nil
@@ -74,13 +73,13 @@ func New(opts Options) (*Server, error) {
 
 // Open binds Options.Addr and serves on it in a goroutine. Because it binds
 // before returning, URL is valid as soon as Open returns, even for port 0.
-// It returns an error if the address cannot be bound or the server is
-// already open.
+// It returns an error if the address cannot be bound or Open was already
+// called; a closed Server cannot be reopened.
 func (s *Server) Open() error {
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.ln != nil {
-		return errors.New("mockapp: open: server already open")
+		return errors.New("mockapp: open: server was already opened")
 	}
 	ln, err := net.Listen("tcp", s.opts.Addr)
 	if err != nil {
@@ -143,6 +142,8 @@ func (s *Server) Close() error {
 	}
 	return nil
 }
+
+var _ http.Handler = (*Server)(nil)
 
 // Handler returns the app's handler, for use with httptest.
 func (s *Server) Handler() http.Handler { return s }
