@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -87,7 +88,7 @@ func CoerceInput(spec domain.InputSpec, raw string) (any, error) {
 		if err := bounds(spec, f); err != nil {
 			return nil, err
 		}
-		v = strconv.FormatFloat(f, 'f', 2, 64)
+		v = canonicalMoney(raw)
 	case domain.TypeDate:
 		t, err := time.Parse(time.DateOnly, raw)
 		if err != nil {
@@ -181,4 +182,24 @@ func BindInputs(c *domain.Capability, raw map[string]string) (map[string]any, er
 		return nil, &InputError{Problems: ps}
 	}
 	return out, nil
+}
+
+// canonicalMoney writes a validated amount with exactly two decimals,
+// without going through a float: "0025.5" becomes "25.50", "-0" "0.00".
+func canonicalMoney(raw string) string {
+	neg := strings.HasPrefix(raw, "-")
+	raw = strings.TrimPrefix(raw, "-")
+	whole, frac, _ := strings.Cut(raw, ".")
+	whole = strings.TrimLeft(whole, "0")
+	if whole == "" {
+		whole = "0"
+	}
+	frac = (frac + "00")[:2]
+	if whole == "0" && frac == "00" {
+		neg = false
+	}
+	if neg {
+		return "-" + whole + "." + frac
+	}
+	return whole + "." + frac
 }

@@ -1,6 +1,7 @@
 package capability
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -21,8 +22,13 @@ type document struct {
 
 func parseDocument(file string, data []byte) (*document, error) {
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
 		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Line: yamlErrLine(err), Message: "not valid YAML or JSON: " + yamlErrText(err)}}}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Line: extra.Line, Message: "the file holds more than one YAML document"}}}
 	}
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
 		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Line: 1, Message: "the file holds no document"}}}

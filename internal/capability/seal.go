@@ -35,8 +35,8 @@ func Seal(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("seal %s: %w", path, err)
 	}
-	if _, err := Parse(path, out); err != nil {
-		return "", fmt.Errorf("seal %s: the sealed text does not verify: %w", path, err)
+	if back, err := Parse(path, out); err != nil || !back.Sealed || back.Capability.ContentHash != l.Hash {
+		return "", fmt.Errorf("seal %s: the sealed text does not verify (a document-end marker or a trailing document?): %v", path, err)
 	}
 	if err := WriteFileAtomic(path, out); err != nil {
 		return "", fmt.Errorf("seal %s: %w", path, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -264,7 +265,7 @@ func forEachTarget(c *domain.Capability, fn func(ptr string, t *domain.TargetDes
 	})
 }
 
-var placeholderRE = regexp.MustCompile(`\{([a-z_.]+)\}`)
+var placeholderRE = regexp.MustCompile(`\{([^{}]*)\}`)
 
 // semanticProblems checks what the schema cannot express.
 func (d *document) semanticProblems(c *domain.Capability) []Problem {
@@ -374,6 +375,7 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		case domain.ActNavigate:
 			need(s.URL != "", "url")
 			forbid(s.Target != nil, "target")
+			forbid(s.Value != nil, "value")
 		case domain.ActExtract:
 			need(s.Target != nil, "target")
 			need(s.Into != "", "into")
@@ -381,11 +383,24 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		case domain.ActWaitFor:
 			need(s.Wait != nil && s.Wait.Until != nil, "wait")
 			forbid(s.Target != nil, "target")
+			forbid(s.Value != nil, "value")
 		case domain.ActAssert:
 			need(s.Postcondition != nil, "postcondition")
 			forbid(s.Target != nil, "target")
+			forbid(s.Value != nil, "value")
 		case domain.ActReload:
 			forbid(s.Target != nil, "target")
+			forbid(s.Value != nil, "value")
+		}
+		if s.Action != domain.ActWaitFor && s.Wait != nil && s.Wait.Until != nil {
+			add(p("wait", "until"), "only allowed for action wait_for (other steps wait for their postcondition)")
+		}
+		if s.Checkpoint && s.Postcondition == nil {
+			add(p("checkpoint"), "a checkpoint step needs a postcondition that proves it happened")
+		}
+		if len(c.Policy.AllowedActions) > 0 && !slices.Contains(c.Policy.AllowedActions, s.Action) &&
+			s.Action != domain.ActWaitFor && s.Action != domain.ActAssert {
+			add(p("action"), "action %s is not in policy.allowed_actions", s.Action)
 		}
 		if s.Action != domain.ActPressKey {
 			forbid(s.Key != "", "key")
@@ -407,10 +422,8 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 					add(p("value", "$input"), "undeclared input %q", v.Input)
 				}
 			case v.Output != "":
-				if j, ok := extracted[v.Output]; !ok {
+				if _, ok := extracted[v.Output]; !ok {
 					add(p("value", "$output"), "output %q is not extracted by an earlier step", v.Output)
-				} else {
-					_ = j
 				}
 			case v.Secret != "":
 				if s.Action != domain.ActType {
@@ -506,11 +519,6 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 			checkRegex(ptr+pointer("name", "value"), t.Name.Value)
 		}
 	})
-	for i, a := range c.Policy.AllowedActions {
-		if a == domain.ActRawInput {
-			add(pointer("policy", "allowed_actions", i), "raw_input is a console action, not a capability action")
-		}
-	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
 	return ps
 }

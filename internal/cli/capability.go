@@ -77,6 +77,11 @@ func loadResult(file string) fileResult {
 		if errors.As(err, &inv) {
 			r.Problems = inv.Problems
 		}
+		var mm *capability.HashMismatchError
+		if errors.As(err, &mm) {
+			r.Sealed, r.ContentHash = true, mm.Computed
+			r.Problems = []capability.Problem{{File: file, Path: "content_hash", Message: fmt.Sprintf("content hash mismatch for %s: declared %s, computed %s", mm.Ref, mm.Declared, mm.Computed)}}
+		}
 		return r
 	}
 	r.Valid = true
