@@ -35,3 +35,7 @@ test: deps lint ## Vet, gofmt and run every test with the race detector
 .PHONY: validate
 validate: build ## Validate the reference capabilities
 	$(BIN) capability validate examples/capabilities/*.yaml
+
+.PHONY: demo
+demo: deps build ## Run the verified story: every replay case against the mock back office
+	$(BIN) demo

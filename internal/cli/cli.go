@@ -96,6 +96,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(newCmdVersion(f, nil))
 	root.AddCommand(newCmdCapability(f))
 	root.AddCommand(newCmdMockapp(f, nil))
+	root.AddCommand(newCmdReplay(f, nil))
+	root.AddCommand(newCmdDemo(f, nil))
 	return root
 }
 

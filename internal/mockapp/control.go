@@ -41,11 +41,13 @@ func decodeControl(r *http.Request, dst any) *controlError {
 	return nil
 }
 
-// handleArm answers POST /_control/arm {"fault": NAME, "count": N}.
+// handleArm answers POST /_control/arm {"fault": NAME, "count": N, "after": M}:
+// the fault lets M eligible requests through, then fires N times.
 func (s *Server) handleArm(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Fault *string `json:"fault"`
 		Count *int    `json:"count"`
+		After int     `json:"after"`
 	}
 	if cerr := decodeControl(r, &req); cerr != nil {
 		writeJSON(w, http.StatusBadRequest, cerr)
@@ -61,13 +63,15 @@ func (s *Server) handleArm(w http.ResponseWriter, r *http.Request) {
 		cerr = &controlError{Error: "count: required (-1 forever, 0 disarms, N > 0 fires N times)", Field: "count"}
 	case *req.Count < -1:
 		cerr = &controlError{Error: fmt.Sprintf("count: %d is below -1 (-1 forever, 0 disarms, N > 0 fires N times)", *req.Count), Field: "count"}
+	case req.After < 0:
+		cerr = &controlError{Error: fmt.Sprintf("after: %d is negative (the number of eligible requests to let through first)", req.After), Field: "after"}
 	}
 	if cerr != nil {
 		writeJSON(w, http.StatusBadRequest, cerr)
 		return
 	}
-	s.arm(*req.Fault, *req.Count)
-	s.logger.Info("fault armed", "fault", *req.Fault, "count", *req.Count)
+	s.arm(*req.Fault, *req.Count, req.After)
+	s.logger.Info("fault armed", "fault", *req.Fault, "count", *req.Count, "after", req.After)
 	writeJSON(w, http.StatusOK, s.stateSnapshot())
 }
 

@@ -57,15 +57,20 @@ func knownFault(name string) bool {
 	return false
 }
 
-// arm sets the remaining firings of fault: -1 forever, 0 disarmed.
-func (s *Server) arm(fault string, count int) {
+// arm sets the remaining firings of fault: -1 forever, 0 disarmed; the
+// first after eligible requests pass untouched.
+func (s *Server) arm(fault string, count, after int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	delete(s.st.skip, fault)
 	if count == 0 {
 		delete(s.st.faults, fault)
 		return
 	}
 	s.st.faults[fault] = count
+	if after > 0 {
+		s.st.skip[fault] = after
+	}
 }
 
 // fire reports whether fault is armed and, if so, uses up one firing.
@@ -78,6 +83,10 @@ func (s *Server) fire(fault string) bool {
 func (s *Server) fireLocked(fault string) bool {
 	n, ok := s.st.faults[fault]
 	if !ok {
+		return false
+	}
+	if k := s.st.skip[fault]; k > 0 {
+		s.st.skip[fault] = k - 1
 		return false
 	}
 	left := n // -1: armed forever

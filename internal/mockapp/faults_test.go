@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -359,5 +360,24 @@ func TestFaultOrder(t *testing.T) {
 	st := b.state(t)
 	if st.Requests["GET /content/home"] != 2 {
 		t.Errorf("requests = %v", st.Requests)
+	}
+}
+
+func TestArmAfterLetsRequestsThrough(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.signOn(t)
+	if code := b.control(t, http.MethodPost, "/_control/arm", `{"fault":"transient_load","count":1,"after":2}`, nil); code != http.StatusOK {
+		t.Fatalf("arm with after = %d", code)
+	}
+	var got []bool
+	for range 4 {
+		got = append(got, isBadGateway(b.get(t, searchPath)))
+	}
+	if want := []bool{false, false, true, false}; !slices.Equal(got, want) {
+		t.Errorf("fired pattern %v, want %v", got, want)
+	}
+	if code := b.control(t, http.MethodPost, "/_control/arm", `{"fault":"transient_load","count":1,"after":-1}`, nil); code != http.StatusBadRequest {
+		t.Errorf("negative after = %d, want 400", code)
 	}
 }

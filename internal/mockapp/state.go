@@ -46,6 +46,7 @@ type state struct {
 	gen           int // counts resets; never reset, so ids from before a reset stay dead
 	variant       string
 	faults        map[string]int
+	skip          map[string]int // eligible requests a fault lets through before firing
 	sessionSeq    int
 	sessions      map[string]string // session id → operator
 	noticePending bool
@@ -64,6 +65,7 @@ func (st *state) reset(variant string) {
 		gen:      st.gen + 1,
 		variant:  variant,
 		faults:   make(map[string]int),
+		skip:     make(map[string]int),
 		sessions: make(map[string]string),
 		pending:  make(map[string]transfer),
 		requests: make(map[string]int),

@@ -1,0 +1,256 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/MakeNowJust/heredoc"
+	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface/browser"
+)
+
+type replayOptions struct {
+	IO  *IOStreams
+	Env func(string) string
+
+	File              string
+	Inputs            []string
+	BaseURL           string
+	AllowIrreversible bool
+	ApprovalFile      string
+	ReleaseGates      []string
+	Headful           bool
+	JSON              bool
+	DataDir           string
+	Browser           string
+	CDPURL            string
+	SecretsFile       string
+	LibraryDir        string
+
+	// Set by validate.
+	loaded   *capability.Loaded
+	inputs   map[string]string
+	approval *policy.Approval
+	secrets  *secretStore
+}
+
+func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
+	opts := &replayOptions{IO: f.IO, Env: f.Getenv}
+	cmd := &cobra.Command{
+		Use:   "replay CAPABILITY",
+		Short: "Replay a sealed capability in Chromium, with no model in the loop",
+		Long: heredoc.Doc(`
+			Run a sealed capability deterministically: inputs are validated before the
+			browser starts, every action is resolved by role and accessible name and
+			authorized by policy, declared business outcomes are answers, declared
+			faults are recovered within budget, and anything undeclared fails closed.
+
+			Exit codes: 0 SUCCESS or BUSINESS_OUTCOME, 1 FAILED, 2 NEEDS_HUMAN.
+			Secrets ({$secret: ref}) come from CUA_SECRET_<REF> or --secrets FILE
+			(a JSON object, mode 0600). Capabilities it calls (prerequisites,
+			run_capability) are looked up in --library (default: the capability's
+			directory). Evidence goes to <data-dir>/runs/<run-id>/.
+		`),
+		Example: heredoc.Doc(`
+			$ cua replay examples/capabilities/memberdesk.savings_balance.yaml --input member_id=12345
+			$ cua replay transfer.yaml --input amount=25.00 --allow-irreversible --approval approval.json --json
+		`),
+		Args: exactArgs(1, "one CAPABILITY file"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runReplay(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&opts.Inputs, "input", "i", nil, "input as NAME=VALUE (repeatable)")
+	fl.StringVar(&opts.BaseURL, "base-url", "http://127.0.0.1:8811", "base URL of the application")
+	fl.BoolVar(&opts.AllowIrreversible, "allow-irreversible", false, "allow irreversible actions (an approval of this exact content is also required)")
+	fl.StringVar(&opts.ApprovalFile, "approval", "", "approval record (JSON) for irreversible actions")
+	fl.StringArrayVar(&opts.ReleaseGates, "release-gate", nil, "release the gate before step ID (repeatable)")
+	fl.BoolVar(&opts.Headful, "headful", false, "show the browser window")
+	fl.BoolVar(&opts.JSON, "json", false, "print the run record as JSON")
+	fl.StringVar(&opts.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+	fl.StringVar(&opts.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
+	fl.StringVar(&opts.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
+	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	fl.StringVar(&opts.LibraryDir, "library", "", "directory of capabilities this one may call (default: its directory)")
+	return cmd
+}
+
+// validate checks every flag and loads every file before a browser starts.
+func (o *replayOptions) validate() error {
+	l, err := capability.Load(o.File)
+	if err != nil {
+		return err
+	}
+	if !l.Sealed {
+		return fmt.Errorf("%s is a draft: seal it (cua capability seal) before replaying", o.File)
+	}
+	o.loaded = l
+	o.inputs = map[string]string{}
+	for _, kv := range o.Inputs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return flagErrorf("--input %q: want NAME=VALUE", kv)
+		}
+		if _, dup := o.inputs[k]; dup {
+			return flagErrorf("--input %s given twice", k)
+		}
+		o.inputs[k] = v
+	}
+	u, err := url.Parse(o.BaseURL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return flagErrorf("--base-url %q: want an http(s) URL", o.BaseURL)
+	}
+	if o.DataDir == "" {
+		o.DataDir = o.Env("CUA_DATA_DIR")
+	}
+	if o.DataDir == "" {
+		o.DataDir = ".cua"
+	}
+	if o.LibraryDir == "" {
+		o.LibraryDir = filepath.Dir(o.File)
+	}
+	if o.ApprovalFile != "" {
+		raw, err := os.ReadFile(o.ApprovalFile)
+		if err != nil {
+			return fmt.Errorf("--approval: %w", err)
+		}
+		var ap policy.Approval
+		if err := json.Unmarshal(raw, &ap); err != nil || ap.ContentHash == "" {
+			return fmt.Errorf("--approval %s: want a JSON approval record with content_hash", o.ApprovalFile)
+		}
+		o.approval = &ap
+	}
+	for _, g := range o.ReleaseGates {
+		if st := l.Capability.Step(g); st == nil || !st.Gate {
+			return flagErrorf("--release-gate %q: no gated step with that id", g)
+		}
+	}
+	o.secrets = &secretStore{getenv: o.Env}
+	if o.SecretsFile != "" {
+		m, err := loadSecretsFile(o.SecretsFile)
+		if err != nil {
+			return err
+		}
+		o.secrets.file = m
+	}
+	return nil
+}
+
+func newRunID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "r" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+func runReplay(ctx context.Context, o *replayOptions) error {
+	red := redact.New()
+	logger := slog.New(redact.NewHandler(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
+	rec := &domain.RunRecord{}
+	// Inputs are checked before the browser starts: a bad input costs no
+	// browser and no dispatch, and still leaves a run record.
+	if _, err := capability.BindInputs(o.loaded.Capability, o.inputs); err != nil {
+		var err2 error
+		rec, err2 = replay.Run(ctx, replay.Options{Capability: o.loaded, Inputs: o.inputs, BaseURL: o.BaseURL,
+			Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
+		if err2 != nil {
+			return err2
+		}
+		return reportRun(o.IO.Out, rec, o.JSON)
+	}
+	lib, err := replay.LoadDir(o.LibraryDir)
+	if err != nil {
+		return err
+	}
+	lib.Add(o.loaded)
+	br, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, CDPURL: o.CDPURL, Headful: o.Headful, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("start browser: %w", err)
+	}
+	defer br.Close()
+	sess, err := br.NewSession(ctx)
+	if err != nil {
+		return fmt.Errorf("open browser session: %w", err)
+	}
+	defer sess.Close()
+	rec, err = replay.Run(ctx, replay.Options{
+		Capability: o.loaded, Library: lib, Inputs: o.inputs, BaseURL: o.BaseURL, Surface: sess,
+		Secrets: o.secrets, Redactor: red, DataDir: o.DataDir, AllowIrreversible: o.AllowIrreversible,
+		Approval: o.approval, ReleasedGates: o.ReleaseGates, RunID: newRunID(), Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	return reportRun(o.IO.Out, rec, o.JSON)
+}
+
+func reportRun(w io.Writer, rec *domain.RunRecord, asJSON bool) error {
+	if asJSON {
+		if err := writeJSON(w, rec); err != nil {
+			return err
+		}
+	} else {
+		printSummary(w, rec)
+	}
+	if rec.ExitCode != 0 {
+		return &ExitError{Code: rec.ExitCode}
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, rec *domain.RunRecord) {
+	fmt.Fprintf(w, "%s  %s\n", rec.Status, rec.Capability)
+	if rec.Outcome != "" {
+		fmt.Fprintf(w, "  outcome      %s\n", rec.Outcome)
+	}
+	if rec.FailureCode != "" {
+		fmt.Fprintf(w, "  failure      %s: %s\n", rec.FailureCode, rec.Message)
+	}
+	if len(rec.Outputs) > 0 {
+		keys := make([]string, 0, len(rec.Outputs))
+		for k := range rec.Outputs {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  output       %s = %v\n", k, rec.Outputs[k])
+		}
+	}
+	mix := make([]string, 0, len(rec.StrategyMix))
+	for s, n := range rec.StrategyMix {
+		mix = append(mix, fmt.Sprintf("%s×%d", s, n))
+	}
+	sort.Strings(mix)
+	fmt.Fprintf(w, "  steps        %d (dispatches %d, recoveries %d)\n", len(rec.Steps), rec.DispatchCount, rec.RecoveryAttempts)
+	fmt.Fprintf(w, "  rungs        %s\n", strings.Join(mix, " "))
+	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
+	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
+	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
+}
+
+var _ = errors.New

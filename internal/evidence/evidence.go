@@ -1,0 +1,156 @@
+// Package evidence writes a run's evidence: the run record and the
+// hash-chained event log under <data-dir>/runs/<run-id>/. Every string passes
+// through the redactor before it reaches a file (DESIGN invariant 6).
+package evidence
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/redact"
+)
+
+// Event is one line of events.jsonl.
+type Event struct {
+	Seq    int            `json:"seq"`
+	At     string         `json:"at"`
+	Type   string         `json:"type"`
+	Actor  domain.Actor   `json:"actor,omitempty"`
+	StepID string         `json:"step_id,omitempty"`
+	Data   map[string]any `json:"data,omitempty"`
+	Prev   string         `json:"prev"`
+	Hash   string         `json:"hash"`
+}
+
+// Bundle is one run's evidence directory. Safe for concurrent use.
+type Bundle struct {
+	dir  string
+	red  *redact.Redactor
+	mu   sync.Mutex
+	f    *os.File
+	w    *bufio.Writer
+	seq  int
+	prev string
+}
+
+// Open creates <root>/runs/<runID>/ and its event log.
+func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
+	if runID == "" || filepath.Base(runID) != runID {
+		return nil, fmt.Errorf("evidence: bad run id %q", runID)
+	}
+	dir := filepath.Join(root, "runs", runID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("evidence: create run dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("evidence: create event log: %w", err)
+	}
+	return &Bundle{dir: dir, red: red, f: f, w: bufio.NewWriterSize(f, 64<<10), prev: "sha256:genesis"}, nil
+}
+
+// Dir returns the run's evidence directory.
+func (b *Bundle) Dir() string { return b.dir }
+
+// Append redacts e, chains it to the previous event and buffers it. Call
+// Sync at checkpoints and Close at the end.
+func (b *Bundle) Append(e Event) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil {
+		return fmt.Errorf("evidence: bundle closed")
+	}
+	b.seq++
+	e.Seq = b.seq
+	if e.Data != nil {
+		e.Data, _ = b.red.Value(e.Data).(map[string]any)
+	}
+	e.Prev, e.Hash = b.prev, ""
+	body, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("evidence: encode event: %w", err)
+	}
+	body = b.red.Bytes(body)
+	sum := sha256.Sum256(append([]byte(b.prev), body...))
+	e.Hash = "sha256:" + hex.EncodeToString(sum[:])
+	line, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("evidence: encode event: %w", err)
+	}
+	line = b.red.Bytes(line)
+	b.prev = e.Hash
+	if _, err := b.w.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("evidence: write event: %w", err)
+	}
+	return nil
+}
+
+// Sync flushes buffered events to disk.
+func (b *Bundle) Sync() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil {
+		return nil
+	}
+	if err := b.w.Flush(); err != nil {
+		return fmt.Errorf("evidence: flush events: %w", err)
+	}
+	return b.f.Sync()
+}
+
+// WriteRecord writes record.json atomically, redacted.
+func (b *Bundle) WriteRecord(rec *domain.RunRecord) error {
+	raw, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("evidence: encode record: %w", err)
+	}
+	raw, err = b.red.JSON(raw)
+	if err != nil {
+		return fmt.Errorf("evidence: redact record: %w", err)
+	}
+	return writeAtomic(filepath.Join(b.dir, "record.json"), raw)
+}
+
+// Close flushes and closes the event log.
+func (b *Bundle) Close() error {
+	if err := b.Sync(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil {
+		return nil
+	}
+	b.w = nil
+	return b.f.Close()
+}
+
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".record-*.tmp")
+	if err != nil {
+		return fmt.Errorf("evidence: temp file: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("evidence: write: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("evidence: sync: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("evidence: close: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o600); err != nil {
+		return fmt.Errorf("evidence: chmod: %w", err)
+	}
+	return os.Rename(tmp.Name(), path)
+}

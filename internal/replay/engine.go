@@ -1,0 +1,359 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
+	"github.com/cuahq/cua/internal/hitl"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/runtime"
+	"github.com/cuahq/cua/internal/surface"
+)
+
+// DefaultStepWait bounds how long a step without an explicit wait waits
+// for its screen.
+const DefaultStepWait = 5 * time.Second
+
+// Options configure one run.
+type Options struct {
+	Capability *capability.Loaded
+	Library    Library
+	Inputs     map[string]string
+	BaseURL    string
+	Surface    surface.Surface
+	Secrets    runtime.SecretSource
+	Redactor   *redact.Redactor
+	// DataDir roots the evidence tree; empty writes no evidence.
+	DataDir           string
+	AllowIrreversible bool
+	Approval          *policy.Approval
+	// ReleasedGates lists the gated step ids a reviewer released.
+	ReleasedGates []string
+	Lease         *hitl.Lease
+	Holder        string
+	RunID         string
+	Now           func() time.Time
+	Logger        *slog.Logger
+	// StepWait overrides DefaultStepWait.
+	StepWait time.Duration
+}
+
+// Run executes the capability and returns its record. The error is non-nil
+// only when the run could not be recorded (evidence directory unwritable);
+// every run outcome, including failures, is in the record.
+func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Redactor == nil {
+		o.Redactor = redact.New()
+	}
+	if o.StepWait == 0 {
+		o.StepWait = DefaultStepWait
+	}
+	if o.Holder == "" {
+		o.Holder = "automation:" + o.RunID
+	}
+	if o.Lease == nil {
+		o.Lease = hitl.NewLease(o.Holder)
+	}
+	c := o.Capability.Capability
+	start := o.Now()
+	rec := &domain.RunRecord{
+		SchemaVersion: 1, RunID: o.RunID, Capability: c.Ref(), ContentHash: o.Capability.Hash,
+		Status: domain.StatusRunning, StartedAt: start.UTC().Format(time.RFC3339Nano),
+		StrategyMix: map[domain.Strategy]int{}, Steps: []domain.StepResult{}, BaseURL: o.BaseURL,
+	}
+	var bundle *evidence.Bundle
+	if o.DataDir != "" {
+		b, err := evidence.Open(o.DataDir, o.RunID, o.Redactor)
+		if err != nil {
+			return nil, err
+		}
+		bundle = b
+	}
+	r := &run{o: o, c: c, rec: rec, bundle: bundle, start: start, outputs: map[string]any{}, attempts: map[string]int{}}
+	r.finishWith(r.execute(ctx))
+
+	rec.FinishedAt = o.Now().UTC().Format(time.RFC3339Nano)
+	rec.DurationMS = o.Now().Sub(start).Milliseconds()
+	if r.resolutions > 0 {
+		rec.DriftScore = float64(r.drifted) / float64(r.resolutions)
+	}
+	if bundle != nil {
+		r.emit("run_finished", "", map[string]any{"status": string(rec.Status), "failure_code": string(rec.FailureCode), "outcome": rec.Outcome})
+		err := bundle.WriteRecord(r.sinkRecord())
+		if cerr := bundle.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return rec, err
+		}
+	}
+	return rec, nil
+}
+
+// end is how a run (or sub-run) stops.
+type end struct {
+	status  domain.RunStatus
+	code    domain.FailureCode
+	outcome *domain.Outcome
+	msg     string
+}
+
+type run struct {
+	o      Options
+	c      *domain.Capability
+	rec    *domain.RunRecord
+	bundle *evidence.Bundle
+	disp   *runtime.Dispatcher
+	start  time.Time
+
+	inputs   map[string]any
+	outputs  map[string]any
+	attempts map[string]int
+
+	resolutions, drifted int
+	stepsRun             int
+	subDispatches        int
+	parent               *run
+}
+
+func (r *run) emit(typ, step string, data map[string]any) {
+	if r.bundle == nil {
+		return
+	}
+	_ = r.bundle.Append(evidence.Event{At: r.o.Now().UTC().Format(time.RFC3339Nano), Type: typ, Actor: domain.ActorAutomation, StepID: step, Data: data})
+}
+
+func failEnd(code domain.FailureCode, format string, args ...any) *end {
+	return &end{status: domain.StatusFailed, code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+func errEnd(err error) *end {
+	msg := err.Error()
+	var de *domain.Error
+	if errors.As(err, &de) && de.Message != "" && de.Err == nil {
+		msg = de.Message
+	}
+	return &end{status: domain.StatusFailed, code: domain.ErrorCode(err), msg: msg}
+}
+
+func (r *run) finishWith(e *end) {
+	rec := r.rec
+	if e == nil {
+		e = &end{status: domain.StatusSuccess}
+	}
+	status := e.status
+	if status == domain.StatusFailed && r.c.Escalation.Escalates(e.code) {
+		status = domain.StatusNeedsHuman
+	}
+	rec.Status = status
+	rec.ExitCode = status.ExitCode()
+	rec.FailureCode = e.code
+	rec.Message = e.msg
+	if e.outcome != nil {
+		rec.Outcome = e.outcome.Code
+		rec.Returns = e.outcome.Returns
+	}
+	if status == domain.StatusSuccess && len(r.outputs) > 0 {
+		rec.Outputs = r.outputs
+	}
+	if r.disp != nil {
+		rec.DispatchCount = r.disp.Dispatches() + r.subDispatches
+	}
+}
+
+// sinkRecord is the record as written to disk: sensitive inputs and outputs
+// masked by shape (the redactor then removes registered literals).
+func (r *run) sinkRecord() *domain.RunRecord {
+	cp := *r.rec
+	cp.Inputs = map[string]any{}
+	for k, v := range r.inputs {
+		if spec := r.c.Input(k); spec != nil && spec.Sensitive {
+			v = redact.MaskShape(fmt.Sprint(v))
+		}
+		cp.Inputs[k] = v
+	}
+	if r.rec.Outputs != nil {
+		cp.Outputs = map[string]any{}
+		for k, v := range r.rec.Outputs {
+			if spec := r.c.Output(k); spec != nil && spec.Sensitive {
+				v = redact.MaskShape(fmt.Sprint(v))
+			}
+			cp.Outputs[k] = v
+		}
+	}
+	return &cp
+}
+
+func (r *run) execute(ctx context.Context) *end {
+	inputs, err := capability.BindInputs(r.c, r.o.Inputs)
+	if err != nil {
+		r.emit("input_refused", "", map[string]any{"error": err.Error()})
+		return errEnd(err)
+	}
+	r.inputs = inputs
+	for name, v := range inputs {
+		if spec := r.c.Input(name); spec != nil && spec.Sensitive {
+			r.o.Redactor.RegisterLiteral(fmt.Sprint(v))
+		}
+	}
+	if r.o.Surface == nil {
+		return failEnd(domain.CodeInternal, "no surface")
+	}
+	base, err := url.Parse(r.o.BaseURL)
+	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
+		return failEnd(domain.CodeInputInvalid, "base URL %q is not an http(s) URL", r.o.BaseURL)
+	}
+	disp, err := r.dispatcher(r.c)
+	if err != nil {
+		return errEnd(err)
+	}
+	r.disp = disp
+	r.emit("run_started", "", map[string]any{"capability": r.c.Ref(), "content_hash": r.o.Capability.Hash, "base_url": r.o.BaseURL})
+
+	limit := time.Duration(r.c.Policy.MaxDurationMS) * time.Millisecond
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+
+	if e := r.enter(ctx); e != nil {
+		return e
+	}
+	return r.steps(ctx)
+}
+
+// dispatcher builds a dispatcher under c's policy, sharing the run's
+// surface, lease, secrets, redactor and evidence.
+func (r *run) dispatcher(c *domain.Capability) (*runtime.Dispatcher, error) {
+	domains := c.Policy.AllowedDomains
+	if len(domains) == 0 {
+		u, _ := url.Parse(r.o.BaseURL)
+		domains = []string{u.Hostname()}
+	}
+	var actions []domain.ActionType
+	if len(c.Policy.AllowedActions) > 0 {
+		// The engine itself navigates to the entrypoint and reloads as a
+		// declared remedy.
+		actions = append(slices.Clone(c.Policy.AllowedActions), domain.ActNavigate, domain.ActReload)
+	}
+	pol, err := policy.New(policy.Config{
+		Profile: policy.ProfileAutomation, AllowedDomains: domains, AllowedActions: actions,
+		AllowIrreversible: r.o.AllowIrreversible, ContentHash: r.o.Capability.Hash, Approval: r.o.Approval,
+	})
+	if err != nil {
+		return nil, domain.Wrap(domain.CodeCapabilityInvalid, err, "policy")
+	}
+	var events runtime.EventSink
+	if r.bundle != nil {
+		events = r.bundle
+	}
+	return runtime.New(runtime.Config{
+		Surface: r.o.Surface, Policy: pol, Lease: r.o.Lease, Holder: r.o.Holder, Secrets: r.o.Secrets,
+		Redactor: r.o.Redactor, Events: events, Now: r.o.Now, Logger: r.o.Logger,
+	})
+}
+
+func (r *run) expand(pattern string) string {
+	s := strings.ReplaceAll(pattern, "{base_url}", strings.TrimRight(r.o.BaseURL, "/"))
+	return placeholder.ReplaceAllStringFunc(s, func(m string) string {
+		name := strings.TrimSuffix(strings.TrimPrefix(m, "{input."), "}")
+		return url.PathEscape(fmt.Sprint(r.inputs[name]))
+	})
+}
+
+var placeholder = regexp.MustCompile(`\{input\.[a-z_]+\}`)
+
+// enter navigates to the entrypoint, waits for a known screen and runs the
+// prerequisites whose condition holds.
+func (r *run) enter(ctx context.Context) *end {
+	nav := domain.Action{Type: domain.ActNavigate, URL: r.expand(r.c.Entrypoint.URLPattern), StepID: "entry"}
+	if _, err := r.disp.Act(ctx, nil, nav, ""); err != nil {
+		return errEnd(err)
+	}
+	exp := r.stepExpectation(&r.c.Steps[0])
+	exp.name = "entry"
+	exp.early = func(s *domain.UiSnapshot) bool {
+		for _, p := range r.c.Prerequisites {
+			if p.When != nil && evalTrue(s, p.When) {
+				return true
+			}
+		}
+		return false
+	}
+	for {
+		v := r.settle(ctx, exp, r.o.StepWait*2)
+		switch v.kind {
+		case vRecovery:
+			if e := r.recover(ctx, v.rule); e != nil {
+				return e
+			}
+			continue
+		case vOutcome:
+			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
+		case vUnexpected, vFailed:
+			return v.end()
+		}
+		for _, p := range r.c.Prerequisites {
+			if p.When != nil && !evalTrue(v.snap, p.When) {
+				continue
+			}
+			if e := r.runCapability(ctx, p.Capability, "prerequisite"); e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+}
+
+// runCapability runs another capability in place, in the same session.
+func (r *run) runCapability(ctx context.Context, ref, why string) *end {
+	if r.o.Library == nil {
+		return failEnd(domain.CodeCapabilityInvalid, "no capability library to run %s", ref)
+	}
+	for p := r; p != nil; p = p.parent {
+		if p.c.ID == strings.SplitN(ref, "@", 2)[0] {
+			return failEnd(domain.CodeCapabilityInvalid, "capability %s calls itself", ref)
+		}
+	}
+	l, err := r.o.Library.Lookup(ref)
+	if err != nil {
+		return errEnd(err)
+	}
+	sub := &run{o: r.o, c: l.Capability, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
+		outputs: map[string]any{}, attempts: map[string]int{}, inputs: map[string]any{}, parent: r}
+	sub.o.Capability = l
+	disp, err := sub.dispatcher(l.Capability)
+	if err != nil {
+		return errEnd(err)
+	}
+	sub.disp = disp
+	r.emit("capability_started", "", map[string]any{"capability": l.Capability.Ref(), "why": why})
+	e := sub.steps(ctx)
+	r.subDispatches += disp.Dispatches() + sub.subDispatches
+	r.resolutions += sub.resolutions
+	r.drifted += sub.drifted
+	if e != nil {
+		if e.status == domain.StatusBusinessOutcome {
+			return failEnd(domain.CodePrerequisiteFailed, "%s ended with outcome %s", l.Capability.Ref(), e.outcome.Code)
+		}
+		e.msg = l.Capability.Ref() + ": " + e.msg
+		return e
+	}
+	r.emit("capability_finished", "", map[string]any{"capability": l.Capability.Ref()})
+	return nil
+}

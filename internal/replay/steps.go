@@ -1,0 +1,461 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/targeting"
+)
+
+// expectation is what a step needs to see before (or after) it acts.
+type expectation struct {
+	name  string
+	check func(*domain.UiSnapshot) (bool, domain.FailureCode, string)
+	// early, when set, is judged before recovery rules: a screen it accepts
+	// is expected even if a recovery rule would also match (the sign-on
+	// form at entry is a prerequisite, not an expired session).
+	early func(*domain.UiSnapshot) bool
+}
+
+type verdictKind int
+
+const (
+	vExpected verdictKind = iota
+	vOutcome
+	vRecovery
+	vUnexpected
+	vFailed
+)
+
+type verdict struct {
+	kind    verdictKind
+	snap    *domain.UiSnapshot
+	outcome *domain.Outcome
+	rule    *domain.RecoveryRule
+	code    domain.FailureCode
+	msg     string
+	err     error
+}
+
+func (v verdict) end() *end {
+	if v.err != nil {
+		return errEnd(v.err)
+	}
+	return &end{status: domain.StatusFailed, code: v.code, msg: v.msg}
+}
+
+func evalTrue(s *domain.UiSnapshot, p *domain.Predicate) bool {
+	ok, err := targeting.Eval(s, p)
+	return err == nil && ok
+}
+
+// stepExpectation is the step's precondition (when declared) and, for a
+// targeted action, its target resolving to exactly one node.
+func (r *run) stepExpectation(st *domain.Step) expectation {
+	return expectation{name: st.ID, check: func(s *domain.UiSnapshot) (bool, domain.FailureCode, string) {
+		if st.Precondition != nil && !evalTrue(s, st.Precondition) {
+			return false, domain.CodeUnexpectedState, fmt.Sprintf("step %s: precondition does not hold", st.ID)
+		}
+		if st.Target != nil && st.Action.NeedsTarget() {
+			if _, err := targeting.Resolve(s, *st.Target); err != nil {
+				return false, domain.ErrorCode(err), fmt.Sprintf("step %s: %v", st.ID, err)
+			}
+		}
+		return true, "", ""
+	}}
+}
+
+func predicateExpectation(name string, p *domain.Predicate) expectation {
+	return expectation{name: name, check: func(s *domain.UiSnapshot) (bool, domain.FailureCode, string) {
+		ok, err := targeting.Eval(s, p)
+		if err != nil {
+			return false, domain.CodeCapabilityInvalid, fmt.Sprintf("%s: %v", name, err)
+		}
+		if !ok {
+			return false, domain.CodeUnexpectedState, name + " does not hold"
+		}
+		return true, "", ""
+	}}
+}
+
+// classify judges one snapshot: declared outcomes first, then recovery
+// rules, then an undeclared modal, then the expectation.
+func (r *run) classify(s *domain.UiSnapshot, exp expectation) verdict {
+	for i := range r.c.Outcomes {
+		if evalTrue(s, &r.c.Outcomes[i].When) {
+			return verdict{kind: vOutcome, snap: s, outcome: &r.c.Outcomes[i]}
+		}
+	}
+	if exp.early != nil && exp.early(s) {
+		return verdict{kind: vExpected, snap: s}
+	}
+	for i := range r.c.Recovery {
+		if evalTrue(s, &r.c.Recovery[i].When) {
+			return verdict{kind: vRecovery, snap: s, rule: &r.c.Recovery[i]}
+		}
+	}
+	if d := r.undeclaredModal(s); d != "" {
+		return verdict{kind: vFailed, snap: s, code: domain.CodeUnexpectedState,
+			msg: fmt.Sprintf("an undeclared dialog %q is open; it was not touched", d)}
+	}
+	ok, code, msg := exp.check(s)
+	if ok {
+		return verdict{kind: vExpected, snap: s}
+	}
+	return verdict{kind: vUnexpected, snap: s, code: code, msg: msg}
+}
+
+// undeclaredModal returns the name of an open dialog that the capability
+// never mentions, or "".
+func (r *run) undeclaredModal(s *domain.UiSnapshot) string {
+	if r.declaresDialogs() {
+		return ""
+	}
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if (n.Role == "dialog" || n.Role == "alertdialog") && !n.States.Hidden {
+			if n.Name == "" {
+				return n.Role
+			}
+			return n.Name
+		}
+	}
+	if s.Dialog != nil {
+		return s.Dialog.Message
+	}
+	return ""
+}
+
+func (r *run) declaresDialogs() bool {
+	found := false
+	check := func(t *domain.TargetDescriptor) {
+		if t != nil && (t.Role == "dialog" || t.Role == "alertdialog") {
+			found = true
+		}
+	}
+	for i := range r.c.Steps {
+		st := &r.c.Steps[i]
+		check(st.Target)
+		for _, p := range []*domain.Predicate{st.Precondition, st.Postcondition} {
+			p.Walk(func(q *domain.Predicate) { check(q.NodeExists); check(q.NodeAbsent) })
+		}
+	}
+	return found
+}
+
+// settle observes until the screen is classified as something other than
+// unexpected, or until timeout; changes are awaited through the surface's
+// change notifications, never by sleeping.
+func (r *run) settle(ctx context.Context, exp expectation, timeout time.Duration) verdict {
+	deadline := time.Now().Add(timeout)
+	for {
+		snap, err := r.disp.Observe(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return verdict{kind: vFailed, code: ctxCode(ctx), msg: "run deadline reached"}
+			}
+			return verdict{kind: vFailed, snap: snap, err: err}
+		}
+		v := r.classify(snap, exp)
+		if v.kind != vUnexpected {
+			return v
+		}
+		remaining := time.Until(deadline)
+		if remaining <= 0 {
+			return v
+		}
+		wctx, cancel := context.WithTimeout(ctx, remaining)
+		err = r.disp.WaitChange(wctx, snap.Seq)
+		cancel()
+		if ctx.Err() != nil {
+			return verdict{kind: vFailed, code: ctxCode(ctx), msg: "run deadline reached while waiting for " + exp.name}
+		}
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return verdict{kind: vFailed, snap: snap, err: err}
+		}
+	}
+}
+
+func ctxCode(ctx context.Context) domain.FailureCode {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return domain.CodeTimeout
+	}
+	return domain.CodeCanceled
+}
+
+func (r *run) stepWait(st *domain.Step) time.Duration {
+	if st.Wait != nil && st.Wait.TimeoutMS > 0 {
+		return time.Duration(st.Wait.TimeoutMS) * time.Millisecond
+	}
+	return r.o.StepWait
+}
+
+// steps runs the capability's steps, then checks its checkpoint and outputs.
+func (r *run) steps(ctx context.Context) *end {
+	keys := make([]string, len(r.c.Steps))
+	lastCheckpoint := -1
+	for i := 0; i < len(r.c.Steps); {
+		st := &r.c.Steps[i]
+		r.stepsRun++
+		if r.stepsRun > r.c.Policy.MaxSteps {
+			return failEnd(domain.CodeBudgetExceeded, "more than max_steps=%d step executions", r.c.Policy.MaxSteps)
+		}
+		if st.Gate && !slices.Contains(r.o.ReleasedGates, st.ID) {
+			r.emit("gate_reached", st.ID, map[string]any{"description": st.Description})
+			return failEnd(domain.CodeGateReached, "step %s is gated for human review", st.ID)
+		}
+		started := time.Now()
+		res := domain.StepResult{ID: r.stepName(st.ID), Action: st.Action, Attempts: 1}
+		v := r.settle(ctx, r.stepExpectation(st), r.stepWait(st))
+		switch v.kind {
+		case vOutcome:
+			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
+		case vRecovery:
+			if e := r.recover(ctx, v.rule); e != nil {
+				return e
+			}
+			i = r.reanchor(i, lastCheckpoint, keys)
+			continue
+		case vUnexpected, vFailed:
+			e := v.end()
+			r.recordStep(res, started, e)
+			return e
+		}
+		keys[i] = pageKey(v.snap, st)
+		if e := r.act(ctx, st, v.snap, &res); e != nil {
+			r.recordStep(res, started, e)
+			return e
+		}
+		if st.Postcondition != nil && st.Action != domain.ActAssert {
+			pv := r.settle(ctx, predicateExpectation("step "+st.ID+" postcondition", st.Postcondition), r.stepWait(st))
+			switch pv.kind {
+			case vOutcome:
+				r.recordStep(res, started, nil)
+				return &end{status: domain.StatusBusinessOutcome, outcome: pv.outcome}
+			case vRecovery:
+				r.recordStep(res, started, nil)
+				if st.Checkpoint {
+					return failEnd(domain.CodeUnexpectedState, "step %s is a checkpoint and its result is unknown after %s; not repeating it", st.ID, pv.rule.ID)
+				}
+				if e := r.recover(ctx, pv.rule); e != nil {
+					return e
+				}
+				i = r.reanchor(i, lastCheckpoint, keys)
+				continue
+			case vUnexpected, vFailed:
+				e := pv.end()
+				r.recordStep(res, started, e)
+				return e
+			}
+		}
+		r.recordStep(res, started, nil)
+		if st.Checkpoint {
+			lastCheckpoint = i
+			if r.bundle != nil {
+				_ = r.bundle.Sync()
+			}
+		}
+		i++
+	}
+	if r.c.Checkpoint != nil {
+		v := r.settle(ctx, predicateExpectation("checkpoint", &r.c.Checkpoint.When), r.o.StepWait)
+		switch v.kind {
+		case vOutcome:
+			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
+		case vExpected:
+		default:
+			e := v.end()
+			if e.code == domain.CodeUnexpectedState {
+				e.code = domain.CodeCheckpointFailed
+			}
+			return e
+		}
+	}
+	for _, spec := range r.c.Outputs {
+		v, ok := r.outputs[spec.Name]
+		if !ok {
+			if spec.Required {
+				return failEnd(domain.CodeOutputInvalid, "required output %s was not extracted", spec.Name)
+			}
+			continue
+		}
+		if err := checkOutput(spec, fmt.Sprint(v)); err != nil {
+			return failEnd(domain.CodeOutputInvalid, "%v", err)
+		}
+	}
+	return nil
+}
+
+func (r *run) stepName(id string) string {
+	if r.parent != nil {
+		return r.c.ID + "/" + id
+	}
+	return id
+}
+
+func (r *run) recordStep(res domain.StepResult, started time.Time, e *end) {
+	res.DurationMS = time.Since(started).Milliseconds()
+	res.Status = "ok"
+	if e != nil {
+		res.Status = "failed"
+		res.Failure = e.code
+		res.Message = e.msg
+	}
+	r.rec.Steps = append(r.rec.Steps, res)
+	r.emit("step_finished", res.ID, map[string]any{"status": res.Status, "strategy": string(res.Strategy), "duration_ms": res.DurationMS})
+}
+
+// pageKey identifies the document a step acted in, for re-anchoring.
+func pageKey(s *domain.UiSnapshot, st *domain.Step) string {
+	if st.Target != nil && st.Target.Scope != nil && st.Target.Scope.Frame != "" {
+		for _, f := range s.Frames {
+			if f.Path == st.Target.Scope.Frame || f.Name == st.Target.Scope.Frame {
+				return f.Path + " " + f.URL
+			}
+		}
+	}
+	return s.URL
+}
+
+// reanchor picks the step to resume at after a remedy: the earliest step
+// after the last checkpoint that acted in a document that is showing again,
+// else the current step. Steps at or before a checkpoint never repeat.
+func (r *run) reanchor(i, lastCheckpoint int, keys []string) int {
+	snap, err := r.disp.Observe(context.Background())
+	if err != nil {
+		return i
+	}
+	for j := lastCheckpoint + 1; j < i; j++ {
+		if keys[j] != "" && keys[j] == pageKey(snap, &r.c.Steps[j]) {
+			r.emit("reanchored", r.c.Steps[j].ID, map[string]any{"from": r.c.Steps[i].ID})
+			return j
+		}
+	}
+	return i
+}
+
+// recover applies a recovery rule within its budget.
+func (r *run) recover(ctx context.Context, rule *domain.RecoveryRule) *end {
+	r.attempts[rule.ID]++
+	n := r.attempts[rule.ID]
+	if n > rule.MaxAttempts {
+		r.emit("recovery_exhausted", "", map[string]any{"rule": rule.ID, "max_attempts": rule.MaxAttempts})
+		return failEnd(domain.CodeRecoveryExhausted, "recovery %s exhausted after %d attempt(s)", rule.ID, rule.MaxAttempts)
+	}
+	r.rec.RecoveryAttempts++
+	r.emit("recovery", "", map[string]any{"rule": rule.ID, "remedy": string(rule.Remedy), "attempt": n})
+	if d := time.Duration(rule.Backoff.Delay(n)) * time.Millisecond; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return failEnd(ctxCode(ctx), "canceled during recovery backoff")
+		case <-t.C:
+		}
+	}
+	switch rule.Remedy {
+	case domain.RemedyReload:
+		if _, err := r.disp.Act(ctx, nil, domain.Action{Type: domain.ActReload, StepID: "recovery:" + rule.ID}, ""); err != nil {
+			return errEnd(err)
+		}
+	case domain.RemedyRunCapability:
+		return r.runCapability(ctx, rule.Capability, "recovery "+rule.ID)
+	case domain.RemedyWait:
+	}
+	return nil
+}
+
+// act performs one step on the snapshot it was classified on.
+func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot, res *domain.StepResult) *end {
+	a := domain.Action{Type: st.Action, StepID: r.stepName(st.ID), Target: st.Target, Value: st.Value, Key: st.Key, Risk: st.Risk}
+	switch st.Action {
+	case domain.ActExtract:
+		rs, err := targeting.Resolve(snap, *st.Target)
+		if err != nil {
+			return errEnd(err)
+		}
+		r.noteResolution(res, rs)
+		text := targeting.ExtractText(snap, rs)
+		if st.Target.Name != nil && st.Target.Name.Match == domain.MatchRegex {
+			if re, err := regexp.Compile(st.Target.Name.Value); err == nil {
+				if m := re.FindString(text); m != "" {
+					text = m
+				}
+			}
+		}
+		val, err := transform(st.Transform, text)
+		if err != nil {
+			return failEnd(domain.CodeOutputInvalid, "step %s: %v", st.ID, err)
+		}
+		r.outputs[st.Into] = val
+		r.emit("extracted", st.ID, map[string]any{"output": st.Into, "strategy": string(rs.Strategy)})
+		return nil
+	case domain.ActWaitFor:
+		v := r.settle(ctx, predicateExpectation("step "+st.ID, st.Wait.Until), r.stepWait(st))
+		switch v.kind {
+		case vExpected:
+			return nil
+		case vOutcome:
+			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
+		}
+		return v.end()
+	case domain.ActAssert:
+		if !evalTrue(snap, st.Postcondition) {
+			return failEnd(domain.CodeUnexpectedState, "step %s: assertion does not hold", st.ID)
+		}
+		return nil
+	case domain.ActNavigate:
+		a.URL = r.expand(st.URL)
+	}
+	text := ""
+	if st.Value != nil {
+		switch st.Value.Kind() {
+		case "literal":
+			text = *st.Value.Literal
+		case "input":
+			text = fmt.Sprint(r.inputs[st.Value.Input])
+		case "output":
+			text = fmt.Sprint(r.outputs[st.Value.Output])
+		}
+	}
+	out, err := r.disp.Act(ctx, snap, a, text)
+	if out.Resolution != nil {
+		r.noteResolution(res, *out.Resolution)
+	}
+	if err != nil {
+		if policy.IsDenied(err) {
+			var d *policy.DeniedError
+			errors.As(err, &d)
+			return &end{status: domain.StatusFailed, code: d.Code, msg: d.Message}
+		}
+		return errEnd(err)
+	}
+	return nil
+}
+
+func (r *run) noteResolution(res *domain.StepResult, rs targeting.Resolution) {
+	res.Strategy = rs.Strategy
+	res.Drifted = rs.Drifted
+	r.resolutions++
+	if rs.Drifted {
+		r.drifted++
+	}
+	r.rec.StrategyMix[rs.Strategy]++
+}
+
+func transform(t domain.Transform, text string) (string, error) {
+	switch t {
+	case domain.TransformMoney:
+		return Money(text)
+	case domain.TransformDate:
+		return Date(text)
+	}
+	return strings.TrimSpace(text), nil
+}

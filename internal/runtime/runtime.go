@@ -1,0 +1,225 @@
+// Package runtime is the dispatcher: the one path from an action to a
+// surface. It observes (normalising the snapshot and checking where the
+// surface landed), checks the lease and epoch, resolves the target, asks
+// policy to authorize, binds secrets at the last moment, dispatches, and
+// records an evidence event. It is the only caller of Surface.Dispatch
+// (DESIGN invariant 2).
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
+	"github.com/cuahq/cua/internal/hitl"
+	"github.com/cuahq/cua/internal/perception"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/surface"
+	"github.com/cuahq/cua/internal/targeting"
+)
+
+// SecretSource resolves a secret reference to its value.
+type SecretSource interface {
+	Secret(ref string) (string, error)
+}
+
+// EventSink receives evidence events.
+type EventSink interface {
+	Append(e evidence.Event) error
+}
+
+// Dispatcher drives one surface for one run. Not safe for concurrent use: a
+// run owns its dispatcher.
+type Dispatcher struct {
+	surface  surface.Surface
+	policy   *policy.Engine
+	lease    *hitl.Lease
+	holder   string
+	epoch    uint64
+	secrets  SecretSource
+	redactor *redact.Redactor
+	events   EventSink
+	now      func() time.Time
+	logger   *slog.Logger
+	actor    domain.Actor
+
+	dispatches int
+}
+
+// Config configures a Dispatcher.
+type Config struct {
+	Surface  surface.Surface
+	Policy   *policy.Engine
+	Lease    *hitl.Lease
+	Holder   string
+	Secrets  SecretSource
+	Redactor *redact.Redactor
+	Events   EventSink
+	Now      func() time.Time
+	Logger   *slog.Logger
+	Actor    domain.Actor
+}
+
+// New returns a Dispatcher acting as cfg.Holder at the lease's current epoch.
+func New(cfg Config) (*Dispatcher, error) {
+	if cfg.Surface == nil || cfg.Policy == nil || cfg.Lease == nil || cfg.Redactor == nil {
+		return nil, errors.New("runtime: surface, policy, lease and redactor are required")
+	}
+	holder, epoch := cfg.Lease.Holder()
+	if cfg.Holder != "" && cfg.Holder != holder {
+		return nil, domain.Errorf(domain.CodeLeaseLost, "session is held by %q", holder)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Actor == "" {
+		cfg.Actor = domain.ActorAutomation
+	}
+	return &Dispatcher{
+		surface: cfg.Surface, policy: cfg.Policy, lease: cfg.Lease, holder: holder, epoch: epoch,
+		secrets: cfg.Secrets, redactor: cfg.Redactor, events: cfg.Events, now: cfg.Now,
+		logger: cfg.Logger, actor: cfg.Actor,
+	}, nil
+}
+
+// Dispatches returns how many actions reached the surface.
+func (d *Dispatcher) Dispatches() int { return d.dispatches }
+
+// Surface exposes the waiting half of the surface (never Dispatch).
+func (d *Dispatcher) WaitChange(ctx context.Context, since uint64) error {
+	return d.surface.WaitChange(ctx, since)
+}
+
+// Observe reads and normalises the current snapshot, then applies the
+// domain allowlist to every frame's landed URL.
+func (d *Dispatcher) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
+	raw, err := d.surface.Observe(ctx)
+	if err != nil {
+		return nil, domain.Wrap(surface.FailureCode(err), err, "observe")
+	}
+	snap := perception.Normalize(raw)
+	if err := d.checkLanded(snap); err != nil {
+		d.emit("landing_refused", "", map[string]any{"url": snap.URL, "error": err.Error()})
+		return snap, err
+	}
+	return snap, nil
+}
+
+func (d *Dispatcher) checkLanded(s *domain.UiSnapshot) error {
+	if s.URL != "" {
+		if err := d.policy.CheckURL(s.URL); err != nil {
+			return err
+		}
+	}
+	for _, f := range s.Frames {
+		if f.URL == "" || f.URL == "about:blank" || f.URL == "about:srcdoc" {
+			continue
+		}
+		if err := d.policy.CheckURL(f.URL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Result is what Act did.
+type Result struct {
+	Resolution *targeting.Resolution
+	Node       *domain.Node
+	Surface    surface.Result
+	Risk       domain.Risk
+}
+
+// Act resolves a.Target on snap (when it has one), authorizes and dispatches
+// the action. text is the resolved non-secret value for type and select.
+func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.Action, text string) (Result, error) {
+	var res Result
+	a.Actor = d.actor
+	if err := d.lease.Check(d.holder, d.epoch); err != nil {
+		d.emit("dispatch_refused", a.StepID, map[string]any{"reason": err.Error()})
+		return res, err
+	}
+	if a.Target != nil {
+		r, err := targeting.Resolve(snap, *a.Target)
+		if err != nil {
+			d.emit("target_unresolved", a.StepID, map[string]any{"error": err.Error()})
+			return res, err
+		}
+		res.Resolution = &r
+		n := snap.Nodes[r.Node]
+		res.Node = &n
+	}
+	auth, err := d.policy.Authorize(policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder})
+	if err != nil {
+		d.emit("policy_denied", a.StepID, map[string]any{"error": err.Error(), "action": string(a.Type)})
+		return res, err
+	}
+	res.Risk = auth.Risk()
+	if auth.NeedsSecret() {
+		if d.secrets == nil {
+			return res, domain.Errorf(domain.CodeSecretUnavailable, "no secret source for %s", a.Value)
+		}
+		v, err := d.secrets.Secret(auth.SecretRef())
+		if err != nil {
+			return res, domain.Wrap(domain.CodeSecretUnavailable, err, "secret "+auth.SecretRef())
+		}
+		d.redactor.RegisterLiteral(v)
+		if auth, err = auth.BindSecret(v); err != nil {
+			return res, fmt.Errorf("bind secret: %w", err)
+		}
+	}
+	// The lease may have moved while we resolved: check again, last thing.
+	if err := d.lease.Check(auth.Holder(), auth.Epoch()); err != nil {
+		d.emit("dispatch_refused", a.StepID, map[string]any{"reason": err.Error()})
+		return res, err
+	}
+	start := d.now()
+	sr, err := d.surface.Dispatch(ctx, auth)
+	d.dispatches++
+	data := map[string]any{
+		"action":      string(a.Type),
+		"risk":        string(auth.Risk()),
+		"duration_ms": d.now().Sub(start).Milliseconds(),
+		"epoch":       d.epoch,
+	}
+	if res.Node != nil {
+		data["role"], data["name"], data["frame"] = res.Node.Role, res.Node.Name, res.Node.Frame
+	}
+	if res.Resolution != nil {
+		data["strategy"] = string(res.Resolution.Strategy)
+	}
+	if a.Value != nil {
+		data["value"] = a.Value.String()
+	}
+	if a.URL != "" {
+		data["url"] = a.URL
+	}
+	if err != nil {
+		data["error"] = err.Error()
+		d.emit("dispatch_failed", a.StepID, data)
+		return res, domain.Wrap(surface.FailureCode(err), err, "dispatch "+string(a.Type))
+	}
+	res.Surface = sr
+	d.emit("action_dispatched", a.StepID, data)
+	return res, nil
+}
+
+func (d *Dispatcher) emit(typ, step string, data map[string]any) {
+	if d.events == nil {
+		return
+	}
+	if err := d.events.Append(evidence.Event{At: d.now().UTC().Format(time.RFC3339Nano), Type: typ, Actor: d.actor, StepID: step, Data: data}); err != nil {
+		d.logger.Warn("evidence event dropped", slog.String("type", typ), slog.Any("error", err))
+	}
+}
+
+// Emit records an engine event (step started, recovery, outcome).
+func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, step, data) }

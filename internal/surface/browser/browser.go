@@ -1,0 +1,348 @@
+// Package browser is the Chromium adapter of the [surface.Surface] port. It
+// drives one Chromium process over the Chrome DevTools Protocol with chromedp
+// (v0.23, the generic API) and gives every [Session] its own isolated browser
+// context (Target.createBrowserContext) with one page.
+//
+// # Perception
+//
+// [Session.Observe] walks the frame tree of the page and of every
+// out-of-process iframe it has attached, reads Accessibility.getFullAXTree per
+// frame (the main frame's tree stops at an Iframe node), takes every layout
+// box of a target in one DOMSnapshot.captureSnapshot joined on backend node
+// id, and stitches the frames into one RAW [domain.UiSnapshot]: Chromium's
+// role strings ("RootWebArea", "StaticText", "LayoutTableCell", "textbox"),
+// no node dropped except ignored ones (whose children are re-parented to the
+// nearest kept ancestor), bounds in page CSS pixels (the top document's
+// coordinates, independent of scrolling), Frame as the path of frame names
+// (the iframe's name attribute, else its id). perception.Normalize
+// canonicalises the result.
+//
+// A frame's accessibility tree is cached and fetched again only when the
+// frame changed: a change counter per frame is bumped by navigation and
+// lifecycle events, DOM events, and a MutationObserver that an isolated world
+// (invisible to the page) runs in every document; the cache is also dropped
+// when the document's DOMSnapshot signature (nodes, attributes, form values,
+// layout membership) differs.
+//
+// # Actions
+//
+// [Session.Dispatch] acts on a node's Ref ("frameID:backendNodeID:loaderID")
+// through CDP, never through CSS selectors: clicks are real mouse events at
+// the centre of the node's content quad, typing is DOM.focus, a clear, and
+// Input.insertText, selection and read-backs run in the isolated world.
+//
+// # Failure
+//
+// Every CDP call has a deadline ([Options.CallTimeout]). A renderer crash
+// (Inspector.targetCrashed), a detached page, or a lost browser process makes
+// every later call return an error wrapping [surface.ErrCrashed] at once. A
+// JavaScript dialog blocks the renderer, so while one is open Observe returns
+// the last tree plus synthesized dialog nodes without asking the page.
+package browser
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/remote"
+
+	"github.com/cuahq/cua/internal/surface"
+)
+
+// DefaultExecPath is the browser started when neither Options.ExecPath nor
+// $CUA_BROWSER names one.
+const DefaultExecPath = "/usr/bin/chromium"
+
+// Errors of this package. Callers branch on them with errors.Is.
+var (
+	// ErrNoBrowser is returned by Launch when the browser executable does
+	// not exist.
+	ErrNoBrowser = errors.New("browser: no browser executable")
+	// ErrClosed is returned by every method of a Browser or Session after
+	// Close.
+	ErrClosed = errors.New("browser: closed")
+)
+
+// Options configures Launch.
+type Options struct {
+	// ExecPath is the browser executable. Default: $CUA_BROWSER, else
+	// DefaultExecPath.
+	ExecPath string
+	// CDPURL attaches to a running browser (ws://… or http://host:port)
+	// instead of launching one. Close then leaves that browser running.
+	CDPURL string
+	// Headful shows a window (needs a display).
+	Headful bool
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// CallTimeout is the deadline on every CDP call (default 10s). It also
+	// bounds the wait for a new document after an action that navigates.
+	CallTimeout time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	if o.ExecPath == "" {
+		o.ExecPath = os.Getenv("CUA_BROWSER")
+	}
+	if o.ExecPath == "" {
+		o.ExecPath = DefaultExecPath
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 10 * time.Second
+	}
+	return o
+}
+
+// Timeouts of the browser's own lifecycle.
+const (
+	launchTimeout = 30 * time.Second
+	closeTimeout  = 10 * time.Second
+)
+
+// Browser is one Chromium process (or one attachment to a running browser).
+// Its lifetime is the ctx given to Launch, or Close. It is safe for
+// concurrent use; sessions made from it may be used concurrently.
+type Browser struct {
+	opts Options
+	log  *slog.Logger
+
+	tmpDir      string // profile and TMPDIR of a launched browser; "" when attached
+	allocCancel context.CancelFunc
+	rootCtx     context.Context
+	rootCancel  context.CancelFunc
+	lost        <-chan struct{}
+	proc        *os.Process // nil when attached
+	done        chan struct{}
+
+	mu        sync.Mutex
+	sessions  map[*Session]struct{}
+	closed    bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Launch starts a headless Chromium (or attaches to opts.CDPURL) and returns
+// when it answers. The browser lives until ctx ends or Close is called. It
+// returns an error wrapping ErrNoBrowser when the executable is missing.
+func Launch(ctx context.Context, opts Options) (*Browser, error) {
+	opts = opts.withDefaults()
+	b := &Browser{
+		opts:     opts,
+		log:      opts.Logger.With(slog.String("component", "browser")),
+		done:     make(chan struct{}),
+		sessions: make(map[*Session]struct{}),
+	}
+	var allocCtx context.Context
+	if opts.CDPURL != "" {
+		allocCtx, b.allocCancel = remote.NewAllocator(ctx, opts.CDPURL)
+	} else {
+		if _, err := os.Stat(opts.ExecPath); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNoBrowser, opts.ExecPath, err)
+		}
+		tmp, err := os.MkdirTemp("", "cua-browser-")
+		if err != nil {
+			return nil, fmt.Errorf("browser temp dir: %w", err)
+		}
+		b.tmpDir = tmp
+		if err := os.Mkdir(filepath.Join(tmp, "tmp"), 0o700); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("browser temp dir: %w", err)
+		}
+		allocCtx, b.allocCancel = chromedp.NewExecAllocator(ctx, b.allocOptions()...)
+	}
+	logf := func(format string, args ...any) { b.log.Debug(fmt.Sprintf(format, args...)) }
+	b.rootCtx, b.rootCancel = chromedp.NewContext(allocCtx,
+		chromedp.WithBrowserOption(chromedp.WithBrowserLogf(logf), chromedp.WithBrowserErrorf(logf)))
+
+	// The first call on the root context starts the browser and binds it to
+	// rootCtx, so it runs on rootCtx itself and the wait is bounded here.
+	errc := make(chan error, 1)
+	go func() {
+		_, err := chromedp.Targets(b.rootCtx)
+		errc <- err
+	}()
+	timer := time.NewTimer(launchTimeout)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-errc:
+	case <-timer.C:
+		err = fmt.Errorf("no answer within %s", launchTimeout)
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		b.teardown()
+		return nil, fmt.Errorf("launch browser: %w", err)
+	}
+	c := chromedp.FromContext(b.rootCtx)
+	b.lost = c.Browser.LostConnection
+	b.proc = c.Browser.Process()
+	b.log.Debug("browser ready", slog.String("exec", opts.ExecPath), slog.String("cdp_url", opts.CDPURL))
+	go b.watch(ctx)
+	return b, nil
+}
+
+func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(b.opts.ExecPath),
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(filepath.Join(b.tmpDir, "profile")),
+		// Chromium leaves a socket folder in TMPDIR: keep it in ours.
+		chromedp.Env("TMPDIR=" + filepath.Join(b.tmpDir, "tmp")),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-breakpad", true),
+		chromedp.Flag("disable-client-side-phishing-detection", true),
+		chromedp.Flag("disable-background-timer-throttling", true),
+		chromedp.Flag("disable-backgrounding-occluded-windows", true),
+		chromedp.Flag("disable-renderer-backgrounding", true),
+		chromedp.Flag("disable-hang-monitor", true),
+		chromedp.Flag("disable-ipc-flooding-protection", true),
+		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"),
+		chromedp.Flag("metrics-recording-only", true),
+		chromedp.Flag("password-store", "basic"),
+		chromedp.Flag("use-mock-keychain", true),
+		chromedp.Flag("force-color-profile", "srgb"),
+		chromedp.Flag("mute-audio", true),
+		chromedp.Flag("enable-automation", true),
+	}
+	if !b.opts.Headful {
+		opts = append(opts, chromedp.Headless)
+	}
+	return opts
+}
+
+// watch marks every session crashed when the browser connection is lost, and
+// closes the browser when the Launch context ends.
+func (b *Browser) watch(ctx context.Context) {
+	select {
+	case <-b.lost:
+		b.log.Warn("browser connection lost")
+		b.mu.Lock()
+		sessions := make([]*Session, 0, len(b.sessions))
+		for s := range b.sessions {
+			sessions = append(sessions, s)
+		}
+		b.mu.Unlock()
+		for _, s := range sessions {
+			s.kill(fmt.Errorf("%w: browser process exited or disconnected", surface.ErrCrashed))
+		}
+		if ctx.Err() != nil {
+			b.Close()
+		}
+	case <-ctx.Done():
+		b.Close()
+	case <-b.done:
+	}
+}
+
+// lostErr returns an error wrapping surface.ErrCrashed when the browser is
+// gone, else nil.
+func (b *Browser) lostErr() error {
+	if b.lost == nil {
+		return nil
+	}
+	select {
+	case <-b.lost:
+		return fmt.Errorf("%w: browser process exited or disconnected", surface.ErrCrashed)
+	default:
+		return nil
+	}
+}
+
+// NewSession opens a new isolated browser context with one page. ctx bounds
+// the creation only; the session lives until its Close or the browser's end.
+// Concurrent calls are safe.
+func (b *Browser) NewSession(ctx context.Context) (*Session, error) {
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if err := b.lostErr(); err != nil {
+		return nil, err
+	}
+	s, err := newSession(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		s.Close()
+		return nil, ErrClosed
+	}
+	b.sessions[s] = struct{}{}
+	b.mu.Unlock()
+	return s, nil
+}
+
+func (b *Browser) forget(s *Session) {
+	b.mu.Lock()
+	delete(b.sessions, s)
+	b.mu.Unlock()
+}
+
+// Close closes every session, stops the browser (a launched one gracefully,
+// bounded by a timeout; an attached one is left running) and removes its
+// temporary profile. It is idempotent and safe for concurrent use.
+func (b *Browser) Close() error {
+	b.closeOnce.Do(func() {
+		b.mu.Lock()
+		b.closed = true
+		sessions := make([]*Session, 0, len(b.sessions))
+		for s := range b.sessions {
+			sessions = append(sessions, s)
+		}
+		b.mu.Unlock()
+		for _, s := range sessions {
+			s.Close()
+		}
+		close(b.done)
+		if b.lostErr() == nil {
+			tctx, cancel := context.WithTimeout(b.rootCtx, closeTimeout)
+			if err := chromedp.Cancel(tctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				b.closeErr = fmt.Errorf("close browser: %w", err)
+			}
+			cancel()
+		}
+		b.teardown()
+	})
+	return b.closeErr
+}
+
+// teardown cancels the contexts (killing a launched process that is still
+// running) and removes the temporary directory.
+func (b *Browser) teardown() {
+	if b.rootCancel != nil {
+		b.rootCancel()
+	}
+	if b.allocCancel != nil {
+		b.allocCancel()
+	}
+	if b.tmpDir != "" {
+		if err := os.RemoveAll(b.tmpDir); err != nil {
+			b.log.Warn("remove browser temp dir", slog.String("dir", b.tmpDir), slog.String("error", err.Error()))
+		}
+	}
+}

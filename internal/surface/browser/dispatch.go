@@ -1,0 +1,661 @@
+package browser
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/chromedp/cdproto"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/dom"
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/surface"
+)
+
+// objectGroup holds the remote objects one dispatch resolves.
+const objectGroup = "cua-dispatch"
+
+// Page functions. They run in the session's isolated world on the resolved
+// node (this), so the page cannot intercept them. A node inside the
+// user-agent shadow tree of an <input> or <textarea> stands for its host.
+const (
+	jsHost = `let el = this; { const r = el.getRootNode && el.getRootNode(); if (r && r.host && /^(INPUT|TEXTAREA)$/.test(r.host.tagName)) el = r.host; }`
+
+	jsInspect = `function() {
+  if (!this.isConnected) return {state: 'gone', kind: ''};
+  ` + jsHost + `
+  const e = el.nodeType === 1 ? el : el.parentElement;
+  let state = 'ok';
+  if (e && (e.matches(':disabled') || e.closest('[aria-disabled="true"]'))) state = 'disabled';
+  let kind = '';
+  if (el.nodeType === 1) {
+    const t = el.tagName;
+    if (t === 'TEXTAREA' || (t === 'INPUT' && !/^(checkbox|radio|submit|button|reset|file|image|hidden|range|color)$/i.test(el.type))) kind = el.readOnly ? 'readonly' : 'field';
+    else if (el.isContentEditable) kind = 'editable';
+    else if (t === 'SELECT' || (t === 'OPTION' && el.closest('select'))) kind = 'select';
+  }
+  return {state, kind, password: el.nodeType === 1 && el.tagName === 'INPUT' && el.type === 'password'};
+}`
+
+	jsClear = `function(empty) {
+  ` + jsHost + `
+  const d = el.ownerDocument, w = d.defaultView;
+  if (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') {
+    if (el.value !== '') {
+      const proto = el.tagName === 'INPUT' ? w.HTMLInputElement.prototype : w.HTMLTextAreaElement.prototype;
+      Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, '');
+      el.dispatchEvent(new w.InputEvent('input', {bubbles: true, inputType: 'deleteContentBackward'}));
+    }
+    return true;
+  }
+  const r = d.createRange();
+  r.selectNodeContents(el);
+  const sel = d.getSelection();
+  sel.removeAllRanges();
+  sel.addRange(r);
+  if (empty) d.execCommand('delete');
+  return true;
+}`
+
+	jsRead = `function(secret) {
+  ` + jsHost + `
+  const v = (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') ? el.value : (el.textContent || '');
+  return secret ? {len: v.length} : {value: v, len: v.length};
+}`
+
+	jsSelect = `function(label) {
+  let el = this;
+  if (el.tagName === 'OPTION') el = el.closest('select');
+  if (!el || el.tagName !== 'SELECT') return {err: 'not a <select>'};
+  if (el.disabled) return {err: 'disabled'};
+  const norm = (s) => String(s).replace(/\s+/g, ' ').trim();
+  const opts = Array.from(el.options);
+  let o = opts.find((o) => o.label === label || o.text === label);
+  if (!o) o = opts.find((o) => norm(o.label) === norm(label) || norm(o.text) === norm(label));
+  if (!o) return {err: 'missing', labels: opts.map((o) => norm(o.label))};
+  if (o.disabled) return {err: 'option disabled'};
+  if (o.selected && !el.multiple) return {value: norm(o.label)};
+  if (el.multiple) o.selected = true; else el.selectedIndex = o.index;
+  const w = el.ownerDocument.defaultView;
+  el.dispatchEvent(new w.Event('input', {bubbles: true}));
+  el.dispatchEvent(new w.Event('change', {bubbles: true}));
+  return {value: norm(o.label)};
+}`
+)
+
+// Dispatch performs one authorized action (see the package doc). It refuses
+// an invalid AuthorizedAction, or one whose secret is not bound, with
+// surface.ErrUnauthorized before touching the page; a node whose document,
+// frame or element is gone (or that has no box) with surface.ErrStale; an
+// engine-side action (extract, assert, wait_for) or an unknown key with
+// surface.ErrUnsupported; and returns surface.ErrCrashed when the page is
+// gone. After an action that starts a navigation it waits, bounded by
+// Options.CallTimeout, for the new documents' DOMContentLoaded.
+func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surface.Result, error) {
+	if !a.Valid() {
+		return surface.Result{}, fmt.Errorf("dispatch: %w", surface.ErrUnauthorized)
+	}
+	if a.NeedsSecret() {
+		return surface.Result{}, fmt.Errorf("dispatch: secret %q is not bound: %w", a.SecretRef(), surface.ErrUnauthorized)
+	}
+	if err := s.usable(); err != nil {
+		return surface.Result{}, err
+	}
+	var act func(context.Context) error
+	switch a.Type() {
+	case domain.ActClick:
+		act = func(ctx context.Context) error { return s.click(ctx, a.Node()) }
+	case domain.ActType:
+		act = func(ctx context.Context) error { return s.typeText(ctx, a.Node(), a.Text(), a.SecretRef() != "") }
+	case domain.ActSelect:
+		act = func(ctx context.Context) error { return s.selectOption(ctx, a.Node(), a.Text()) }
+	case domain.ActPressKey:
+		act = func(ctx context.Context) error { return s.pressKey(ctx, a.Node(), a.Key()) }
+	case domain.ActNavigate:
+		act = func(ctx context.Context) error { return s.navigate(ctx, a.URL()) }
+	case domain.ActReload:
+		act = s.reload
+	case domain.ActRawInput:
+		act = func(ctx context.Context) error {
+			x, y := a.Point()
+			return s.rawClick(ctx, x, y)
+		}
+	default:
+		return surface.Result{}, fmt.Errorf("dispatch %s: %w", a.Type(), surface.ErrUnsupported)
+	}
+	s.mu.Lock()
+	before := s.evSeq
+	s.mu.Unlock()
+	err := act(ctx)
+	s.releaseObjects(ctx)
+	if err != nil {
+		if uerr := s.usable(); uerr != nil && !errors.Is(err, surface.ErrCrashed) {
+			err = fmt.Errorf("%w (%v)", uerr, err)
+		}
+		return surface.Result{URL: s.url()}, fmt.Errorf("%s: %w", a.Type(), err)
+	}
+	navigated := s.settle(ctx, before)
+	return surface.Result{Navigated: navigated, URL: s.url()}, nil
+}
+
+func (s *Session) url() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.topURL
+}
+
+func (s *Session) dialogOpen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dialog != nil
+}
+
+// settle reports whether a frame started navigating after event before and
+// waits, bounded, until every such frame reached DOMContentLoaded (or stopped
+// loading, or detached) or a dialog opened.
+func (s *Session) settle(ctx context.Context, before uint64) bool {
+	wctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		navigated, pending := false, false
+		for f, st := range s.navStart {
+			if st > before {
+				navigated = true
+				if s.settled[f] < st {
+					pending = true
+				}
+			}
+		}
+		dialog := s.dialog != nil
+		ch := s.notify
+		s.mu.Unlock()
+		if !pending || dialog {
+			return navigated
+		}
+		select {
+		case <-ch:
+		case <-wctx.Done():
+			return navigated
+		case <-s.alive.Done():
+			return navigated
+		}
+	}
+}
+
+// handle is a resolved node.
+type handle struct {
+	ts      *tsession
+	backend cdp.BackendNodeID
+	obj     runtime.RemoteObjectID
+}
+
+func parseRef(ref string) (frame cdp.FrameID, backend cdp.BackendNodeID, loader cdp.LoaderID, ok bool) {
+	parts := strings.SplitN(ref, ":", 3)
+	if len(parts) != 3 {
+		return "", 0, "", false
+	}
+	id, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || id <= 0 || parts[0] == "" {
+		return "", 0, "", false
+	}
+	return cdp.FrameID(parts[0]), cdp.BackendNodeID(id), cdp.LoaderID(parts[2]), true
+}
+
+func stale(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{surface.ErrStale}, args...)...)
+}
+
+// protocolErr reports whether err is the browser's answer to a bad request
+// (an unknown node, a node without a box), not a transport failure.
+func protocolErr(err error) bool {
+	var e *cdproto.Error
+	return errors.As(err, &e)
+}
+
+// resolve finds the node a Ref names in its current document.
+func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) {
+	if n == nil {
+		return nil, stale("no target node")
+	}
+	frame, backend, loader, ok := parseRef(n.Ref)
+	if !ok {
+		return nil, stale("node %q has no usable handle", n.Name)
+	}
+	s.mu.Lock()
+	ts := s.frameTS[frame]
+	wk, hasWorld := s.frameCtx[frame]
+	s.mu.Unlock()
+	if ts == nil {
+		return nil, stale("the frame of %q is gone", n.Name)
+	}
+	tree, err := call(ctx, s, ts, page.GetFrameTree, cdp.Empty{})
+	if err != nil {
+		return nil, err
+	}
+	f := findFrame(tree.FrameTree, frame)
+	if f == nil {
+		return nil, stale("the frame of %q is gone", n.Name)
+	}
+	if f.LoaderID != loader {
+		return nil, stale("the document of %q was replaced", n.Name)
+	}
+	p := dom.ResolveNodeParams{BackendNodeID: backend, ObjectGroup: objectGroup}
+	if hasWorld && wk.ts == ts {
+		p.ExecutionContextID = wk.id
+	}
+	res, err := call(ctx, s, ts, dom.ResolveNode, p)
+	if err != nil && p.ExecutionContextID != 0 && protocolErr(err) {
+		p.ExecutionContextID = 0 // the world went away: use the main world
+		res, err = call(ctx, s, ts, dom.ResolveNode, p)
+	}
+	if err != nil {
+		if protocolErr(err) {
+			return nil, stale("node %q: %v", n.Name, err)
+		}
+		return nil, err
+	}
+	if res.Object == nil || res.Object.ObjectID == "" {
+		return nil, stale("node %q cannot be resolved", n.Name)
+	}
+	return &handle{ts: ts, backend: backend, obj: res.Object.ObjectID}, nil
+}
+
+func findFrame(t *page.FrameTree, id cdp.FrameID) *cdp.Frame {
+	if t == nil || t.Frame == nil {
+		return nil
+	}
+	if t.Frame.ID == id {
+		return t.Frame
+	}
+	for _, c := range t.ChildFrames {
+		if f := findFrame(c, id); f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// releaseObjects frees the remote objects of a dispatch on every target.
+func (s *Session) releaseObjects(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	s.mu.Lock()
+	targets := []*tsession{s.page}
+	for _, o := range s.oopifs {
+		if o.ts != nil && !o.gone {
+			targets = append(targets, o.ts)
+		}
+	}
+	s.mu.Unlock()
+	for _, ts := range targets {
+		call(ctx, s, ts, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: objectGroup})
+	}
+}
+
+// callFn calls a page function on the node and decodes its JSON result into
+// out.
+func (s *Session) callFn(ctx context.Context, h *handle, fn string, out any, args ...any) error {
+	p := runtime.CallFunctionOnParams{
+		FunctionDeclaration: fn,
+		ObjectID:            h.obj,
+		ReturnByValue:       new(true),
+		Silent:              new(true),
+	}
+	for _, a := range args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		p.Arguments = append(p.Arguments, &runtime.CallArgument{Value: b})
+	}
+	res, err := call(ctx, s, h.ts, runtime.CallFunctionOn, p)
+	if err != nil {
+		if protocolErr(err) {
+			return stale("%v", err)
+		}
+		return err
+	}
+	if d := res.ExceptionDetails; d != nil {
+		msg := d.Text
+		if d.Exception != nil && d.Exception.Description != "" {
+			msg = d.Exception.Description
+		}
+		return fmt.Errorf("page function: %s", msg)
+	}
+	if out == nil || res.Result == nil || len(res.Result.Value) == 0 {
+		return nil
+	}
+	return json.Unmarshal(res.Result.Value, out)
+}
+
+type nodeInfo struct {
+	State    string `json:"state"`
+	Kind     string `json:"kind"`
+	Password bool   `json:"password"`
+}
+
+// inspect checks that the node is still in its document and enabled.
+func (s *Session) inspect(ctx context.Context, h *handle, n *domain.Node) (nodeInfo, error) {
+	var info nodeInfo
+	if err := s.callFn(ctx, h, jsInspect, &info); err != nil {
+		return info, err
+	}
+	switch info.State {
+	case "gone":
+		return info, stale("node %q is no longer in the document", n.Name)
+	case "disabled":
+		return info, fmt.Errorf("node %q is disabled", n.Name)
+	}
+	return info, nil
+}
+
+func (s *Session) click(ctx context.Context, n *domain.Node) error {
+	if n != nil {
+		switch n.Ref {
+		case refDialogAccept:
+			return s.answerDialog(ctx, true)
+		case refDialogDismiss:
+			return s.answerDialog(ctx, false)
+		}
+	}
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	h, err := s.resolve(ctx, n)
+	if err != nil {
+		return err
+	}
+	if _, err := s.inspect(ctx, h, n); err != nil {
+		return err
+	}
+	x, y, err := s.centre(ctx, h, n)
+	if err != nil {
+		return err
+	}
+	return s.mouseClick(ctx, h.ts, x, y)
+}
+
+// centre scrolls the node into view and returns the centre of its first
+// content quad in the coordinates its target takes input in (the page's
+// viewport; an out-of-process frame's own viewport).
+func (s *Session) centre(ctx context.Context, h *handle, n *domain.Node) (float64, float64, error) {
+	if _, err := call(ctx, s, h.ts, dom.ScrollIntoViewIfNeeded, dom.ScrollIntoViewIfNeededParams{BackendNodeID: h.backend}); err != nil && !protocolErr(err) {
+		return 0, 0, err
+	}
+	res, err := call(ctx, s, h.ts, dom.GetContentQuads, dom.GetContentQuadsParams{BackendNodeID: h.backend})
+	if err != nil {
+		if protocolErr(err) {
+			return 0, 0, stale("node %q has no box: %v", n.Name, err)
+		}
+		return 0, 0, err
+	}
+	for _, q := range res.Quads {
+		if len(q) < 8 {
+			continue
+		}
+		area := 0.0
+		for i := 0; i < 8; i += 2 {
+			j := (i + 2) % 8
+			area += q[i]*q[j+1] - q[j]*q[i+1]
+		}
+		if area/2 > 1 || area/2 < -1 {
+			return (q[0] + q[2] + q[4] + q[6]) / 4, (q[1] + q[3] + q[5] + q[7]) / 4, nil
+		}
+	}
+	return 0, 0, stale("node %q has no box", n.Name)
+}
+
+// mouseClick sends a left click at (x, y). A click that opens a JavaScript
+// dialog has happened: the renderer's answer waits for the dialog.
+func (s *Session) mouseClick(ctx context.Context, ts *tsession, x, y float64) error {
+	steps := []struct {
+		typ     input.DispatchMouseEventType
+		buttons int64
+	}{
+		{input.DispatchMouseEventTypeMouseMoved, 0},
+		{input.DispatchMouseEventTypeMousePressed, 1},
+		{input.DispatchMouseEventTypeMouseReleased, 0},
+	}
+	for _, st := range steps {
+		p := input.DispatchMouseEventParams{Type: st.typ, X: x, Y: y, Buttons: st.buttons}
+		if st.typ != input.DispatchMouseEventTypeMouseMoved {
+			p.Button = input.MouseButtonLeft
+			p.ClickCount = 1
+		}
+		if _, err := call(ctx, s, ts, input.DispatchMouseEvent, p); err != nil {
+			if errors.Is(err, errDialogOpen) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) typeText(ctx context.Context, n *domain.Node, text string, secret bool) error {
+	if n != nil && (n.Ref == refDialogAccept || n.Ref == refDialogDismiss) {
+		return fmt.Errorf("type into a dialog: %w", surface.ErrUnsupported)
+	}
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	h, err := s.resolve(ctx, n)
+	if err != nil {
+		return err
+	}
+	info, err := s.inspect(ctx, h, n)
+	if err != nil {
+		return err
+	}
+	switch info.Kind {
+	case "field", "editable":
+	case "readonly":
+		return fmt.Errorf("node %q is read-only", n.Name)
+	default:
+		return fmt.Errorf("node %q is not a text field", n.Name)
+	}
+	if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
+		if protocolErr(err) {
+			return fmt.Errorf("focus %q: %v", n.Name, err)
+		}
+		return err
+	}
+	if err := s.callFn(ctx, h, jsClear, nil, text == ""); err != nil {
+		return fmt.Errorf("clear %q: %w", n.Name, err)
+	}
+	if text != "" {
+		if _, err := call(ctx, s, h.ts, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
+			return err
+		}
+	}
+	masked := secret || info.Password
+	var got struct {
+		Value string `json:"value"`
+		Len   int    `json:"len"`
+	}
+	if err := s.callFn(ctx, h, jsRead, &got, masked); err != nil {
+		return fmt.Errorf("read back %q: %w", n.Name, err)
+	}
+	if masked {
+		if want := len(utf16.Encode([]rune(text))); got.Len != want {
+			return fmt.Errorf("typed value did not land in %q: it holds %d characters, want %d", n.Name, got.Len, want)
+		}
+		return nil
+	}
+	if got.Value != text {
+		return fmt.Errorf("typed value did not land in %q: it holds %q, want %q", n.Name, got.Value, text)
+	}
+	return nil
+}
+
+func (s *Session) selectOption(ctx context.Context, n *domain.Node, label string) error {
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	h, err := s.resolve(ctx, n)
+	if err != nil {
+		return err
+	}
+	if _, err := s.inspect(ctx, h, n); err != nil {
+		return err
+	}
+	var res struct {
+		Err    string   `json:"err"`
+		Labels []string `json:"labels"`
+		Value  string   `json:"value"`
+	}
+	if err := s.callFn(ctx, h, jsSelect, &res, label); err != nil {
+		return err
+	}
+	switch res.Err {
+	case "":
+		return nil
+	case "missing":
+		return fmt.Errorf("%q has no option labelled %q (options: %s)", n.Name, label, strings.Join(res.Labels, ", "))
+	default:
+		return fmt.Errorf("select %q in %q: %s", label, n.Name, res.Err)
+	}
+}
+
+func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) error {
+	k, ok := lookupKey(key)
+	if !ok {
+		return fmt.Errorf("unknown key %q: %w", key, surface.ErrUnsupported)
+	}
+	if s.dialogOpen() {
+		switch k.key {
+		case "Enter":
+			return s.answerDialog(ctx, true)
+		case "Escape":
+			return s.answerDialog(ctx, false)
+		}
+		return errDialogOpen
+	}
+	ts := s.page
+	if n != nil && n.Ref != "" {
+		h, err := s.resolve(ctx, n)
+		if err != nil {
+			return err
+		}
+		if _, err := s.inspect(ctx, h, n); err != nil {
+			return err
+		}
+		if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
+			if protocolErr(err) {
+				return fmt.Errorf("focus %q: %v", n.Name, err)
+			}
+			return err
+		}
+		ts = h.ts
+	}
+	down := input.DispatchKeyEventParams{
+		Type: input.DispatchKeyEventTypeRawKeyDown, Key: k.key, Code: k.code,
+		WindowsVirtualKeyCode: k.vk, NativeVirtualKeyCode: k.vk, Modifiers: k.modifiers,
+	}
+	if k.text != "" {
+		down.Type = input.DispatchKeyEventTypeKeyDown
+		down.Text, down.UnmodifiedText = k.text, k.text
+	}
+	up := input.DispatchKeyEventParams{
+		Type: input.DispatchKeyEventTypeKeyUp, Key: k.key, Code: k.code,
+		WindowsVirtualKeyCode: k.vk, NativeVirtualKeyCode: k.vk, Modifiers: k.modifiers,
+	}
+	for _, p := range []input.DispatchKeyEventParams{down, up} {
+		if _, err := call(ctx, s, ts, input.DispatchKeyEvent, p); err != nil {
+			if errors.Is(err, errDialogOpen) {
+				return nil // the key opened a dialog
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Session) navigate(ctx context.Context, url string) error {
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	res, err := call(ctx, s, s.page, page.Navigate, page.NavigateParams{URL: url})
+	if err != nil {
+		if errors.Is(err, errDialogOpen) {
+			return nil // a beforeunload dialog asks first
+		}
+		return err
+	}
+	// An error status with an empty body is still a document whose status
+	// the snapshot reports; other failures are errors.
+	if res.ErrorText != "" && res.ErrorText != "net::ERR_HTTP_RESPONSE_CODE_FAILURE" {
+		return fmt.Errorf("navigate to %s: %s", url, res.ErrorText)
+	}
+	return nil
+}
+
+func (s *Session) reload(ctx context.Context) error {
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	if _, err := call(ctx, s, s.page, page.Reload, page.ReloadParams{}); err != nil && !errors.Is(err, errDialogOpen) {
+		return err
+	}
+	return nil
+}
+
+// rawClick clicks at page coordinates (the top document's, as Node.Bounds).
+func (s *Session) rawClick(ctx context.Context, x, y float64) error {
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	m, err := call(ctx, s, s.page, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return err
+	}
+	vx, vy := x, y
+	if vv := m.CSSVisualViewport; vv != nil {
+		vx, vy = x-vv.PageX, y-vv.PageY
+		if vx < 0 || vy < 0 || vx >= vv.ClientWidth || vy >= vv.ClientHeight {
+			return fmt.Errorf("point (%g, %g) is outside the viewport", x, y)
+		}
+	}
+	return s.mouseClick(ctx, s.page, vx, vy)
+}
+
+// answerDialog accepts or dismisses the open JavaScript dialog and waits,
+// bounded, until the page reports it closed.
+func (s *Session) answerDialog(ctx context.Context, accept bool) error {
+	s.mu.Lock()
+	d := s.dialog
+	s.mu.Unlock()
+	if d == nil {
+		return stale("no JavaScript dialog is open")
+	}
+	if _, err := call(ctx, s, d.ts, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: accept}, ignoreDialog); err != nil {
+		return err
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	for {
+		s.mu.Lock()
+		open := s.dialog == d
+		ch := s.notify
+		s.mu.Unlock()
+		if !open {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-wctx.Done():
+			return nil
+		case <-s.alive.Done():
+			return s.usable()
+		}
+	}
+}

@@ -1,0 +1,271 @@
+package targeting
+
+import (
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/perception"
+)
+
+// The structural_anchor rung.
+//
+// Label nodes: a visible node whose role is one of labelRole's and whose
+// visible text (its name, else for text its value, else the joined text of
+// its descendant text nodes) Fold-equals the anchor text. When a label node
+// contains another label node (a cell and its text), only the innermost
+// counts as "the anchor" for row_of and adjacent_to.
+//
+//   - row_of: for each innermost label node, its innermost enclosing row;
+//     candidates are the nodes of that row, except the row's child that
+//     holds the label (the label cell) and everything under it.
+//   - labelled_by: the row_of candidates, plus every node that immediately
+//     follows a label or text label node among its parent's children, plus
+//     every node whose own accessible name Fold-equals the anchor text.
+//   - adjacent_to: for each innermost label node, the nearest node after it
+//     in document order within its parent, else the nearest before it
+//     within its parent (ancestors excluded), else the same within its
+//     grandparent.
+//   - within_section: nodes whose Region Fold-equals the anchor text.
+//
+// Every candidate must also pass base (role, visible, scope) and nameOK
+// (when the descriptor has a name): an anchor narrows a name, it never
+// replaces one.
+
+// labelRole reports whether nodes of the role can carry anchor text.
+func labelRole(role string) bool {
+	switch role {
+	case "text", "label", "cell", "columnheader", "rowheader", "heading",
+		"paragraph", "legend", "caption", "term", "definition":
+		return true
+	}
+	return false
+}
+
+func (r *resolver) anchor() bool {
+	r.cands = r.cands[:0]
+	rel := r.d.Anchor.Relation
+	if rel == domain.RelWithinSection {
+		for _, c := range r.basec {
+			if i := int(c); r.anchRC.is(r.nodes[i].Region, r.anchorText) && r.nameOK(i) {
+				r.cands = append(r.cands, c)
+			}
+		}
+		return len(r.cands) > 0
+	}
+	r.findLabels()
+	if len(r.matches) == 0 {
+		return false
+	}
+	if rel == domain.RelLabelledBy {
+		r.siblingsOf()
+		for _, c := range r.basec {
+			if i := int(c); perception.FoldEqual(r.nodes[i].Name, r.anchorText) && r.nameOK(i) {
+				r.cands = append(r.cands, c)
+			}
+		}
+	}
+	r.innermost()
+	for k, m := range r.matches {
+		if !r.inner[k] {
+			continue
+		}
+		switch rel {
+		case domain.RelRowOf, domain.RelLabelledBy:
+			r.rowOf(int(m))
+		case domain.RelAdjacentTo:
+			r.adjacentTo(int(m))
+		}
+	}
+	r.sortCands()
+	return len(r.cands) > 0
+}
+
+// parent returns node i's parent, or -1.
+func (r *resolver) parent(i int) int {
+	p := r.nodes[i].Parent
+	if p < 0 || p >= len(r.nodes) || p == i {
+		return -1
+	}
+	return p
+}
+
+// findLabels fills r.matches with the label nodes, in document order.
+func (r *resolver) findLabels() {
+	r.matches = r.matches[:0]
+	for _, c := range r.labelc {
+		i := int(c)
+		n := &r.nodes[i]
+		var ok bool
+		switch {
+		case n.Name != "":
+			ok = perception.FoldEqual(n.Name, r.anchorText)
+		case n.Role == "text":
+			ok = perception.FoldEqual(n.Value, r.anchorText)
+		case len(n.Children) > 0:
+			ok, r.buf = perception.TextFoldEqual(r.buf, r.s, i, r.anchorText)
+		}
+		if ok {
+			r.matches = append(r.matches, int32(i))
+		}
+	}
+}
+
+// innermost sets r.inner[k] for each label node with no label node below
+// it.
+func (r *resolver) innermost() {
+	if cap(r.inner) < len(r.matches) {
+		r.inner = make([]bool, len(r.matches))
+	}
+	r.inner = r.inner[:len(r.matches)]
+	for k := range r.inner {
+		r.inner[k] = true
+	}
+	for _, m := range r.matches {
+		for p, steps := r.parent(int(m)), 0; p >= 0 && steps < len(r.nodes); p, steps = r.parent(p), steps+1 {
+			if k, found := searchInt32(r.matches, int32(p)); found {
+				r.inner[k] = false
+			}
+		}
+	}
+}
+
+func searchInt32(s []int32, v int32) (int, bool) {
+	lo, hi := 0, len(s)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if s[m] < v {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(s) && s[lo] == v
+}
+
+// siblingsOf adds, for each label or text label node, the node right after
+// it among its parent's children.
+func (r *resolver) siblingsOf() {
+	for _, m := range r.matches {
+		mi := int(m)
+		if role := r.nodes[mi].Role; role != "label" && role != "text" {
+			continue
+		}
+		p := r.parent(mi)
+		if p < 0 {
+			continue
+		}
+		kids := r.nodes[p].Children
+		for k, c := range kids {
+			if c != mi || k+1 >= len(kids) {
+				continue
+			}
+			if next := kids[k+1]; next >= 0 && next < len(r.nodes) && r.base(next) && r.nameOK(next) {
+				r.cands = append(r.cands, int32(next))
+			}
+			break
+		}
+	}
+}
+
+// rowOf adds the candidates in the innermost row around label node m.
+func (r *resolver) rowOf(m int) {
+	row, cell := -1, m
+	for p, steps := r.parent(m), 0; p >= 0 && steps < len(r.nodes); p, steps = r.parent(p), steps+1 {
+		if r.nodes[p].Role == "row" {
+			row = p
+			break
+		}
+		cell = p
+	}
+	if row < 0 {
+		return
+	}
+	r.walk(row, cell, func(i int) bool {
+		if i != cell && r.base(i) && r.nameOK(i) {
+			r.cands = append(r.cands, int32(i))
+		}
+		return true
+	})
+}
+
+// adjacentTo adds the node nearest to label node m within its parent, else
+// within its grandparent.
+func (r *resolver) adjacentTo(m int) {
+	p := r.parent(m)
+	if p < 0 {
+		return
+	}
+	if r.nearest(p, m) {
+		return
+	}
+	if g := r.parent(p); g >= 0 {
+		r.nearest(g, m)
+	}
+}
+
+// nearest adds the first qualifying node after m (and m's subtree) in the
+// subtree of container, else the last qualifying one before m that is not
+// an ancestor of m. It reports whether it added one.
+func (r *resolver) nearest(container, m int) bool {
+	r.anc = r.anc[:0]
+	for p, steps := r.parent(m), 0; p >= 0 && p != container && steps < len(r.nodes); p, steps = r.parent(p), steps+1 {
+		r.anc = append(r.anc, int32(p))
+	}
+	before, after, seen := -1, -1, false
+	r.walk(container, m, func(i int) bool {
+		if i == m {
+			seen = true
+			return true
+		}
+		if !r.base(i) || !r.nameOK(i) {
+			return true
+		}
+		if seen {
+			after = i
+			return false
+		}
+		for _, a := range r.anc {
+			if int(a) == i {
+				return true
+			}
+		}
+		before = i
+		return true
+	})
+	switch {
+	case !seen:
+		return false
+	case after >= 0:
+		r.cands = append(r.cands, int32(after))
+	case before >= 0:
+		r.cands = append(r.cands, int32(before))
+	default:
+		return false
+	}
+	return true
+}
+
+// walk visits the descendants of root (not root itself) in pre-order. When
+// it reaches skip it calls visit(skip) but does not descend into it. It
+// stops when visit returns false, and after len(nodes) visits (a cyclic
+// snapshot cannot loop).
+func (r *resolver) walk(root, skip int, visit func(i int) bool) {
+	r.stack = r.stack[:0]
+	push := func(i int) {
+		kids := r.nodes[i].Children
+		for k := len(kids) - 1; k >= 0; k-- {
+			if c := kids[k]; c >= 0 && c < len(r.nodes) && c != i {
+				r.stack = append(r.stack, int32(c))
+			}
+		}
+	}
+	push(root)
+	for budget := len(r.nodes); len(r.stack) > 0 && budget > 0; budget-- {
+		i := int(r.stack[len(r.stack)-1])
+		r.stack = r.stack[:len(r.stack)-1]
+		if !visit(i) {
+			return
+		}
+		if i != skip {
+			push(i)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package targeting
+
+import (
+	"testing"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+func anchor(rel domain.AnchorRelation, text string) *domain.Anchor {
+	return &domain.Anchor{Relation: rel, Text: text}
+}
+
+// forms is a fixture of label/control layouts.
+func forms(tb testing.TB) *domain.UiSnapshot {
+	tb.Helper()
+	return build(tb, n("RootWebArea", "Forms",
+		n("form", "Transfer",
+			// label then control, siblings after an unnamed wrapper is dropped
+			n("generic", "", n("LabelText", "", text("Account number")), n("textbox", "")),
+			// control inside its label
+			n("LabelText", "", text("Nickname"), n("textbox", "")),
+			// label split over two text nodes
+			n("LabelText", "", text("Routing"), n("strong", "", text("number"))),
+			n("textbox", ""),
+			// control before its label
+			n("group", "", n("checkbox", ""), text("Remember me")),
+			// label in a paragraph, control in the grandparent
+			n("group", "", n("paragraph", "", text("Amount")), n("spinbutton", "")),
+			// a table of label/control rows
+			n("table", "",
+				n("row", "", n("cell", "Memo", text("Memo")), n("cell", "", n("textbox", ""))),
+				n("row", "", n("cell", "Reference", text("Reference")), n("cell", "", n("textbox", ""))),
+			),
+		),
+		n("heading", "Other", text("Other")),
+		n("button", "Go", text("Go")),
+	))
+}
+
+// renamed is the fail-closed fixture: the control once named "Search" is
+// now "Find member", next to a "Clear" button.
+func renamed(tb testing.TB) *domain.UiSnapshot {
+	tb.Helper()
+	return build(tb, n("RootWebArea", "Members",
+		n("table", "",
+			n("row", "",
+				n("cell", "Member", text("Member")),
+				n("cell", "", n("textbox", "Member").withCSS("#member")),
+				n("cell", "", n("button", "Find member", text("Find member")).withCSS("#search")),
+				n("cell", "", n("button", "Clear", text("Clear")).withCSS("#clear")),
+			),
+		),
+		n("group", "",
+			n("LabelText", "", text("Member")),
+			n("button", "Find member", text("Find member")).withCSS("#search2"),
+			n("button", "Clear", text("Clear")),
+		),
+	))
+}
+
+// nested is a legacy page: a layout table whose row holds a cell with a
+// nested layout table of label/value rows.
+func nested(tb testing.TB) *domain.UiSnapshot {
+	tb.Helper()
+	return build(tb, n("RootWebArea", "Balances",
+		n("LayoutTable", "",
+			n("LayoutTableRow", "",
+				n("LayoutTableCell", "Savings Balance $1,234.56 Checking Balance $5.00",
+					n("LayoutTable", "",
+						n("LayoutTableRow", "",
+							n("LayoutTableCell", "Savings Balance", text("Savings Balance")),
+							n("LayoutTableCell", "$1,234.56", text("$1,234.56")),
+						),
+						n("LayoutTableRow", "",
+							n("LayoutTableCell", "Checking Balance", text("Checking Balance")),
+							n("LayoutTableCell", "$5.00", text("$5.00")),
+						),
+					),
+				),
+				n("LayoutTableCell", "Outer value", text("Outer value")),
+			),
+		),
+	))
+}
+
+func TestResolveAnchors(t *testing.T) {
+	t.Parallel()
+	f := forms(t)
+	d := desk(t)
+	nst := nested(t)
+	tests := []struct {
+		name string
+		s    *domain.UiSnapshot
+		d    domain.TargetDescriptor
+		w    want
+	}{
+		// row_of
+		{"row_of finds the row's button", d, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelRowOf, "savings")},
+			want{role: "button", name: "Edit", strategy: domain.StrategyStructuralAnchor, cands: 1}},
+		{"row_of another row", d, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelRowOf, "Checking")},
+			want{role: "button", name: "Edit", k: 1, strategy: domain.StrategyStructuralAnchor}},
+		{"row_of excludes the label cell, other cells are ambiguous", d, domain.TargetDescriptor{Role: "cell", Anchor: anchor(domain.RelRowOf, "Savings")},
+			want{code: domain.CodeTargetAmbiguous, strategy: domain.StrategyStructuralAnchor, msg: []string{"2 candidates", "/0.2.3.1.1,", "/0.2.3.1.2"}}},
+		{"row_of with ordinal", d, domain.TargetDescriptor{Role: "cell", Anchor: anchor(domain.RelRowOf, "Savings"), Ordinal: ptr(1)},
+			want{role: "cell", name: "$1,234.56", strategy: domain.StrategyStructuralAnchor, cands: 2}},
+		{"row_of the innermost row of a nested layout table", nst, domain.TargetDescriptor{Role: "cell", Anchor: anchor(domain.RelRowOf, "Savings Balance")},
+			want{role: "cell", name: "$1,234.56", strategy: domain.StrategyStructuralAnchor, cands: 1}},
+		{"row_of text that is no row", f, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelRowOf, "Other")},
+			want{code: domain.CodeTargetNotFound, msg: []string{"structural_anchor"}}},
+		{"row_of a table row with a control", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelRowOf, "Reference")},
+			want{role: "textbox", name: "", k: 4, strategy: domain.StrategyStructuralAnchor}},
+		{"anchor narrows an ambiguous name", d, domain.TargetDescriptor{Role: "button", Name: exact("Edit"), Anchor: anchor(domain.RelRowOf, "Checking")},
+			want{role: "button", name: "Edit", k: 1, strategy: domain.StrategySemanticExact, cands: 1}},
+		{"anchor that narrows nothing leaves the ambiguity", d, domain.TargetDescriptor{Role: "button", Name: exact("Edit"), Anchor: anchor(domain.RelRowOf, "Loans")},
+			want{code: domain.CodeTargetAmbiguous, strategy: domain.StrategySemanticExact}},
+		{"a unique name does not need its anchor", d, domain.TargetDescriptor{Role: "button", Name: exact("Clear"), Anchor: anchor(domain.RelRowOf, "Loans")},
+			want{role: "button", name: "Clear", strategy: domain.StrategySemanticExact}},
+
+		// labelled_by
+		{"labelled_by a preceding label", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "Account number")},
+			want{role: "textbox", name: "", k: 0, strategy: domain.StrategyStructuralAnchor, cands: 1}},
+		{"labelled_by the label it sits in", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "nickname:")},
+			want{role: "textbox", name: "", k: 1, strategy: domain.StrategyStructuralAnchor}},
+		{"labelled_by a label split over text nodes", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "Routing number")},
+			want{role: "textbox", name: "", k: 2, strategy: domain.StrategyStructuralAnchor}},
+		{"labelled_by a row label", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "Memo")},
+			want{role: "textbox", name: "", k: 3, strategy: domain.StrategyStructuralAnchor}},
+		{"labelled_by the accessible name", d, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "Member ID")},
+			want{role: "textbox", name: "Member ID", strategy: domain.StrategyStructuralAnchor}},
+		{"labelled_by needs the role", f, domain.TargetDescriptor{Role: "checkbox", Anchor: anchor(domain.RelLabelledBy, "Account number")},
+			want{code: domain.CodeTargetNotFound}},
+
+		// adjacent_to
+		{"adjacent_to: next in the grandparent", d, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelAdjacentTo, "Member ID")},
+			want{role: "button", name: "Search", strategy: domain.StrategyStructuralAnchor, cands: 1}},
+		{"adjacent_to: before when nothing follows", f, domain.TargetDescriptor{Role: "checkbox", Anchor: anchor(domain.RelAdjacentTo, "Remember me")},
+			want{role: "checkbox", name: "", strategy: domain.StrategyStructuralAnchor}},
+		{"adjacent_to: grandparent", f, domain.TargetDescriptor{Role: "spinbutton", Anchor: anchor(domain.RelAdjacentTo, "Amount")},
+			want{role: "spinbutton", name: "", strategy: domain.StrategyStructuralAnchor}},
+		{"adjacent_to: the nearest only", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelAdjacentTo, "Routing number")},
+			want{role: "textbox", name: "", k: 2, strategy: domain.StrategyStructuralAnchor, cands: 1}},
+		{"adjacent_to: not beyond the grandparent", f, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelAdjacentTo, "Amount")},
+			want{code: domain.CodeTargetNotFound}},
+
+		// within_section
+		{"within_section", d, domain.TargetDescriptor{Role: "searchbox", Anchor: anchor(domain.RelWithinSection, "member lookup")},
+			want{role: "searchbox", name: "Quick find", strategy: domain.StrategyStructuralAnchor}},
+		{"within_section: textbox covers searchbox", d, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelWithinSection, "member lookup")},
+			want{code: domain.CodeTargetAmbiguous, msg: []string{"2 candidates"}}},
+		{"within_section ambiguous", d, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelWithinSection, "Accounts")},
+			want{code: domain.CodeTargetAmbiguous, strategy: domain.StrategyStructuralAnchor, msg: []string{"3 candidates"}}},
+		{"within_section with ordinal", d, domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelWithinSection, "Accounts"), Ordinal: ptr(2)},
+			want{role: "button", name: "Edit", k: 1, strategy: domain.StrategyStructuralAnchor, cands: 3}},
+		{"drift to the anchor", d, domain.TargetDescriptor{Role: "searchbox", Anchor: anchor(domain.RelWithinSection, "Member lookup"), RecordedStrategy: domain.StrategySemanticExact},
+			want{role: "searchbox", name: "Quick find", strategy: domain.StrategyStructuralAnchor, drifted: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			checkResolve(t, tt.s, tt.d, tt.w)
+		})
+	}
+}
+
+// A renamed control is never found through its anchor: not the neighbour,
+// not the control under its new name, not through its cached CSS hint.
+func TestResolveRenamedFailsClosed(t *testing.T) {
+	t.Parallel()
+	s := renamed(t)
+	for _, rel := range []domain.AnchorRelation{domain.RelRowOf, domain.RelLabelledBy, domain.RelAdjacentTo, domain.RelWithinSection} {
+		for _, css := range []string{"", "#search", "#clear"} {
+			d := domain.TargetDescriptor{
+				Role:             "button",
+				Name:             exact("Search"),
+				Anchor:           anchor(rel, "Member"),
+				RecordedStrategy: domain.StrategySemanticExact,
+			}
+			if css != "" {
+				d.Hints = &domain.Hints{CSS: css}
+			}
+			t.Run(Describe(d), func(t *testing.T) {
+				t.Parallel()
+				res, err := Resolve(s, d)
+				if domain.ErrorCode(err) != domain.CodeTargetNotFound || res.Node != -1 {
+					t.Fatalf("Resolve = %+v, %v; want TARGET_NOT_FOUND", res, err)
+				}
+			})
+		}
+	}
+	// The anchor does reach the controls: without a name it finds them.
+	unnamed := domain.TargetDescriptor{Role: "button", Anchor: anchor(domain.RelAdjacentTo, "Member")}
+	if _, err := Resolve(s, unnamed); domain.ErrorCode(err) != domain.CodeTargetAmbiguous {
+		t.Errorf("unnamed adjacent_to: %v", err)
+	}
+}
+
+func TestExtractText(t *testing.T) {
+	t.Parallel()
+	d := desk(t)
+	nst := nested(t)
+	tests := []struct {
+		name string
+		s    *domain.UiSnapshot
+		d    domain.TargetDescriptor
+		want string
+	}{
+		{"value cell", nst, domain.TargetDescriptor{Role: "cell", Anchor: anchor(domain.RelRowOf, "Savings Balance")}, "$1,234.56"},
+		{"input value", d, domain.TargetDescriptor{Role: "textbox", Name: exact("Member ID")}, "12345"},
+		{"empty input", d, domain.TargetDescriptor{Role: "searchbox"}, ""},
+		{"unnamed cell text", d, domain.TargetDescriptor{Role: "cell", Anchor: anchor(domain.RelRowOf, "Savings"), Ordinal: ptr(2)}, "Edit"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			res, err := Resolve(tt.s, tt.d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ExtractText(tt.s, res); got != tt.want {
+				t.Errorf("ExtractText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := ExtractText(d, Resolution{Node: -1}); got != "" {
+		t.Errorf("ExtractText(no node) = %q", got)
+	}
+}

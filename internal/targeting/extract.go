@@ -1,0 +1,40 @@
+package targeting
+
+import (
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/perception"
+)
+
+// isInput reports whether the node holds user-entered or selected text in
+// its Value (its Name is a label, not its content).
+func isInput(n *domain.Node) bool {
+	switch n.Role {
+	case "textbox", "searchbox", "combobox", "spinbutton", "slider":
+		return true
+	}
+	return n.States.Editable
+}
+
+// ExtractText returns what an extract step reads from the resolved node:
+// for an input (textbox, searchbox, combobox, spinbutton, slider, or any
+// editable node) its Value, even when empty; otherwise its visible text
+// (perception.Text). It returns "" when res names no node of s.
+func ExtractText(s *domain.UiSnapshot, res Resolution) string {
+	if s == nil || res.Node < 0 || res.Node >= len(s.Nodes) {
+		return ""
+	}
+	if n := &s.Nodes[res.Node]; isInput(n) {
+		return n.Value
+	}
+	return perception.Text(s, res.Node)
+}
+
+// valueOf is what node_has_value compares: an input's Value, else the
+// node's Value when it has one, else its visible text.
+func valueOf(s *domain.UiSnapshot, i int) string {
+	n := &s.Nodes[i]
+	if isInput(n) || n.Value != "" {
+		return n.Value
+	}
+	return perception.Text(s, i)
+}

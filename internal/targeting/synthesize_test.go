@@ -1,0 +1,121 @@
+package targeting
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/perception"
+)
+
+func TestSynthesize(t *testing.T) {
+	t.Parallel()
+	d := desk(t)
+	f := forms(t)
+	nst := nested(t)
+	tests := []struct {
+		name       string
+		s          *domain.UiSnapshot
+		role, node string
+		k          int
+		want       domain.TargetDescriptor
+	}{
+		{"unique name", d, "button", "Clear", 0,
+			domain.TargetDescriptor{Role: "button", Name: exact("Clear"), RecordedStrategy: domain.StrategySemanticExact}},
+		{"name + region, with its hint", d, "button", "Search", 0,
+			domain.TargetDescriptor{Role: "button", Name: exact("Search"), Scope: &domain.Scope{Region: "Member lookup"},
+				Hints: &domain.Hints{CSS: "#search-btn"}, RecordedStrategy: domain.StrategySemanticExact}},
+		{"name + frame", d, "button", "Search", 1,
+			domain.TargetDescriptor{Role: "button", Name: exact("Search"), Scope: &domain.Scope{Frame: "content"}, RecordedStrategy: domain.StrategySemanticExact}},
+		{"name + row anchor", d, "button", "Edit", 1,
+			domain.TargetDescriptor{Role: "button", Name: exact("Edit"), Anchor: anchor(domain.RelRowOf, "Checking"), RecordedStrategy: domain.StrategySemanticExact}},
+		{"unnamed, labelled_by", f, "textbox", "", 0,
+			domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "Account number"), RecordedStrategy: domain.StrategyStructuralAnchor}},
+		{"unnamed, row_of", f, "textbox", "", 4,
+			domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelRowOf, "Reference"), RecordedStrategy: domain.StrategyStructuralAnchor}},
+		{"unnamed, adjacent_to", f, "spinbutton", "", 0,
+			domain.TargetDescriptor{Role: "spinbutton", Anchor: anchor(domain.RelAdjacentTo, "Amount"), RecordedStrategy: domain.StrategyStructuralAnchor}},
+		{"unnamed, role alone", f, "checkbox", "", 0,
+			domain.TargetDescriptor{Role: "checkbox", RecordedStrategy: domain.StrategyOrdinalInRegion}},
+		{"value cell by its name", nst, "cell", "$1,234.56", 0,
+			domain.TargetDescriptor{Role: "cell", Name: exact("$1,234.56"), RecordedStrategy: domain.StrategySemanticExact}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			i := find(t, tt.s, tt.role, tt.node, tt.k)
+			got, err := Synthesize(tt.s, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Synthesize = %s (%s)\nwant         %s (%s)", Describe(got), got.RecordedStrategy, Describe(tt.want), tt.want.RecordedStrategy)
+			}
+		})
+	}
+}
+
+func TestSynthesizeOrdinal(t *testing.T) {
+	t.Parallel()
+	// Three identical rows: nothing but an ordinal tells them apart.
+	row := func() tn { return n("row", "", n("cell", "Item", text("Item")), n("cell", "", n("button", "Remove", text("Remove")))) }
+	s := build(t, n("RootWebArea", "List", n("heading", "Cart", text("Cart")), n("table", "", row(), row(), row())))
+	i := find(t, s, "button", "Remove", 2)
+	got, err := Synthesize(s, i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := domain.TargetDescriptor{Role: "button", Name: exact("Remove"), Scope: &domain.Scope{Region: "Cart"}, Ordinal: ptr(3), RecordedStrategy: domain.StrategySemanticExact}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Synthesize = %s, want %s", Describe(got), Describe(want))
+	}
+}
+
+func TestSynthesizeRoundTrip(t *testing.T) {
+	t.Parallel()
+	snaps := map[string]*domain.UiSnapshot{
+		"desk":      desk(t),
+		"forms":     forms(t),
+		"renamed":   renamed(t),
+		"nested":    nested(t),
+		"synthetic": perception.Normalize(perception.Synthetic(1500, 5)),
+	}
+	for name, s := range snaps {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			strategies := map[domain.Strategy]int{}
+			for i := range s.Nodes {
+				d, err := Synthesize(s, i)
+				if err != nil {
+					t.Errorf("Synthesize(%s %q at %s): %v", s.Nodes[i].Role, s.Nodes[i].Name, s.Nodes[i].Path, err)
+					continue
+				}
+				res, err := Resolve(s, d)
+				if err != nil || res.Node != i || res.Strategy != d.RecordedStrategy || res.Drifted {
+					t.Errorf("Resolve(Synthesize(%s)) = %+v, %v", s.Nodes[i].Path, res, err)
+				}
+				if d.Hints != nil && d.Hints.CSS != s.Nodes[i].CSS {
+					t.Errorf("hint %q for a node with CSS %q", d.Hints.CSS, s.Nodes[i].CSS)
+				}
+				strategies[d.RecordedStrategy]++
+			}
+			t.Logf("%d nodes: %v", len(s.Nodes), strategies)
+		})
+	}
+}
+
+func TestSynthesizeErrors(t *testing.T) {
+	t.Parallel()
+	s := desk(t)
+	if _, err := Synthesize(s, len(s.Nodes)); domain.ErrorCode(err) != domain.CodeTargetNotFound {
+		t.Errorf("out of range: %v", err)
+	}
+	if _, err := Synthesize(nil, 0); domain.ErrorCode(err) != domain.CodeTargetNotFound {
+		t.Errorf("nil snapshot: %v", err)
+	}
+	i := find(t, s, "button", "Clear", 0)
+	s.Nodes[i].States.Hidden = true
+	if _, err := Synthesize(s, i); domain.ErrorCode(err) != domain.CodeTargetNotFound {
+		t.Errorf("hidden: %v", err)
+	}
+}
