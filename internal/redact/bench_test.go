@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 )
 
 // benchLiterals returns n password-like literals of 10 to 17 characters
@@ -133,26 +132,13 @@ func BenchmarkRegisterLiteralInto1000(b *testing.B) {
 	}
 }
 
-// TestString1MBBudget checks the bound of the package contract: 1 MB with
-// 20 literals in well under 100 ms (BenchmarkString1MB reports a few ms).
-// The race detector slows the scan tenfold, so under -race only the output
-// is checked.
-func TestString1MBBudget(t *testing.T) {
+// TestString1MB checks the output on 1 MB with 20 literals; the speed is
+// measured by BenchmarkString1MB, never asserted in a unit test.
+func TestString1MB(t *testing.T) {
 	t.Parallel()
 	lits := benchLiterals(20)
 	r := New(WithLiterals(lits...))
-	text := benchText(1<<20, lits)
-	// The fastest of three runs, so a busy machine does not fail the test.
-	var out string
-	best := time.Duration(1<<63 - 1)
-	for range 3 {
-		start := time.Now()
-		out = r.String(text)
-		best = min(best, time.Since(start))
-	}
-	if best > 100*time.Millisecond && !raceEnabled {
-		t.Errorf("String on 1 MB took %v, want well under 100ms", best)
-	}
+	out := r.String(benchText(1<<20, lits))
 	for _, l := range lits {
 		if strings.Contains(out, l) {
 			t.Errorf("literal %q survived", l)
