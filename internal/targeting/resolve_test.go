@@ -1,6 +1,7 @@
 package targeting
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -214,6 +215,9 @@ func TestResolveMalformed(t *testing.T) {
 }
 
 func TestResolveAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under -race")
+	}
 	small := perception.Normalize(perception.Synthetic(1000, 1))
 	large := perception.Normalize(perception.Synthetic(10000, 1))
 	allocs := func(s *domain.UiSnapshot, d domain.TargetDescriptor) float64 {
@@ -260,5 +264,41 @@ func TestDescribe(t *testing.T) {
 	}
 	if got := Describe(domain.TargetDescriptor{}); got != "*" {
 		t.Errorf("Describe(empty) = %s", got)
+	}
+}
+
+func TestResolveConcurrent(t *testing.T) {
+	t.Parallel()
+	s := desk(t)
+	descs := []domain.TargetDescriptor{
+		{Role: "button", Name: exact("Clear")},
+		{Role: "searchbox", Name: &domain.NameMatch{Value: "quick", Match: domain.MatchContains}},
+		{Role: "link", Name: &domain.NameMatch{Value: "^Mem", Match: domain.MatchRegex}},
+		{Role: "button", Anchor: anchor(domain.RelRowOf, "Checking")},
+		{Role: "button", Name: exact("Edit")},
+	}
+	want := make([]int, len(descs))
+	for k, d := range descs {
+		res, _ := Resolve(s, d)
+		want[k] = res.Node
+	}
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func() {
+			var err error
+			for it := 0; it < 50 && err == nil; it++ {
+				for k, d := range descs {
+					if res, _ := Resolve(s, d); res.Node != want[k] {
+						err = fmt.Errorf("%s: node %d, want %d", Describe(d), res.Node, want[k])
+					}
+				}
+			}
+			done <- err
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -58,7 +58,9 @@ func TestSynthesize(t *testing.T) {
 func TestSynthesizeOrdinal(t *testing.T) {
 	t.Parallel()
 	// Three identical rows: nothing but an ordinal tells them apart.
-	row := func() tn { return n("row", "", n("cell", "Item", text("Item")), n("cell", "", n("button", "Remove", text("Remove")))) }
+	row := func() tn {
+		return n("row", "", n("cell", "Item", text("Item")), n("cell", "", n("button", "Remove", text("Remove"))))
+	}
 	s := build(t, n("RootWebArea", "List", n("heading", "Cart", text("Cart")), n("table", "", row(), row(), row())))
 	i := find(t, s, "button", "Remove", 2)
 	got, err := Synthesize(s, i)

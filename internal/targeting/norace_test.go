@@ -1,0 +1,5 @@
+//go:build !race
+
+package targeting
+
+const raceEnabled = false
