@@ -114,16 +114,16 @@ func (s secrets) Secret(ref string) (string, error) {
 }
 
 type runSpec struct {
-	cap       *capability.Loaded
-	inputs    map[string]string
-	irrev     bool
-	approval  *policy.Approval
-	gates     []string
-	lease     *hitl.Lease
-	holder    string
-	wrap      func(surface.Surface) surface.Surface
-	password  string
-	stepWait  time.Duration
+	cap      *capability.Loaded
+	inputs   map[string]string
+	irrev    bool
+	approval *policy.Approval
+	gates    []string
+	lease    *hitl.Lease
+	holder   string
+	wrap     func(surface.Surface) surface.Surface
+	password string
+	stepWait time.Duration
 }
 
 func (b *bundle) run(t *testing.T, spec runSpec) *domain.RunRecord {

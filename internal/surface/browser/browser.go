@@ -47,6 +47,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,7 +118,8 @@ type Browser struct {
 	opts Options
 	log  *slog.Logger
 
-	tmpDir      string // profile and TMPDIR of a launched browser; "" when attached
+	tmpDir      string // TMPDIR of a launched browser; "" when attached
+	profileDir  string // its profile, made and removed by chromedp
 	allocCancel context.CancelFunc
 	rootCtx     context.Context
 	rootCancel  context.CancelFunc
@@ -154,10 +157,6 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 			return nil, fmt.Errorf("browser temp dir: %w", err)
 		}
 		b.tmpDir = tmp
-		if err := os.Mkdir(filepath.Join(tmp, "tmp"), 0o700); err != nil {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("browser temp dir: %w", err)
-		}
 		allocCtx, b.allocCancel = chromedp.NewExecAllocator(ctx, b.allocOptions()...)
 	}
 	logf := func(format string, args ...any) { b.log.Debug(fmt.Sprintf(format, args...)) }
@@ -188,6 +187,9 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	c := chromedp.FromContext(b.rootCtx)
 	b.lost = c.Browser.LostConnection
 	b.proc = c.Browser.Process()
+	if b.proc != nil {
+		b.profileDir = profileOf(b.proc.Pid)
+	}
 	b.log.Debug("browser ready", slog.String("exec", opts.ExecPath), slog.String("cdp_url", opts.CDPURL))
 	go b.watch(ctx)
 	return b, nil
@@ -198,9 +200,10 @@ func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 		chromedp.ExecPath(b.opts.ExecPath),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(filepath.Join(b.tmpDir, "profile")),
+		// No UserDataDir: chromedp makes a fresh profile, and after the
+		// browser exits kills its leftover helpers and removes it.
 		// Chromium leaves a socket folder in TMPDIR: keep it in ours.
-		chromedp.Env("TMPDIR=" + filepath.Join(b.tmpDir, "tmp")),
+		chromedp.Env("TMPDIR=" + b.tmpDir),
 		chromedp.Flag("no-sandbox", true),
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-quic", true),
@@ -345,4 +348,19 @@ func (b *Browser) teardown() {
 			b.log.Warn("remove browser temp dir", slog.String("dir", b.tmpDir), slog.String("error", err.Error()))
 		}
 	}
+}
+
+// profileOf returns the --user-data-dir of a running browser process, read
+// from /proc (Linux), or "".
+func profileOf(pid int) string {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return ""
+	}
+	for _, arg := range strings.Split(string(raw), "\x00") {
+		if dir, ok := strings.CutPrefix(arg, "--user-data-dir="); ok {
+			return dir
+		}
+	}
+	return ""
 }

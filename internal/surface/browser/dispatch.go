@@ -41,9 +41,10 @@ const (
     const t = el.tagName;
     if (t === 'TEXTAREA' || (t === 'INPUT' && !/^(checkbox|radio|submit|button|reset|file|image|hidden|range|color)$/i.test(el.type))) kind = el.readOnly ? 'readonly' : 'field';
     else if (el.isContentEditable) kind = 'editable';
-    else if (t === 'SELECT' || (t === 'OPTION' && el.closest('select'))) kind = 'select';
+    else if (t === 'SELECT') kind = 'select';
+    else if (t === 'OPTION' && el.closest('select')) kind = 'option';
   }
-  return {state, kind, password: el.nodeType === 1 && el.tagName === 'INPUT' && el.type === 'password'};
+  return {state, kind, label: kind === 'option' ? el.label : '', password: el.nodeType === 1 && el.tagName === 'INPUT' && el.type === 'password'};
 }`
 
 	jsClear = `function(empty) {
@@ -339,7 +340,8 @@ func (s *Session) callFn(ctx context.Context, h *handle, fn string, out any, arg
 
 type nodeInfo struct {
 	State    string `json:"state"`
-	Kind     string `json:"kind"`
+	Kind     string `json:"kind"`  // field, readonly, editable, select, option or ""
+	Label    string `json:"label"` // an option's label
 	Password bool   `json:"password"`
 }
 
@@ -374,8 +376,13 @@ func (s *Session) click(ctx context.Context, n *domain.Node) error {
 	if err != nil {
 		return err
 	}
-	if _, err := s.inspect(ctx, h, n); err != nil {
+	info, err := s.inspect(ctx, h, n)
+	if err != nil {
 		return err
+	}
+	if info.Kind == "option" {
+		// The options of a <select> have no box: clicking one chooses it.
+		return s.choose(ctx, h, n, info.Label)
 	}
 	x, y, err := s.centre(ctx, h, n)
 	if err != nil {
@@ -508,6 +515,12 @@ func (s *Session) selectOption(ctx context.Context, n *domain.Node, label string
 	if _, err := s.inspect(ctx, h, n); err != nil {
 		return err
 	}
+	return s.choose(ctx, h, n, label)
+}
+
+// choose selects the option labelled label of the <select> h is (or is an
+// option of), firing input and change.
+func (s *Session) choose(ctx context.Context, h *handle, n *domain.Node, label string) error {
 	var res struct {
 		Err    string   `json:"err"`
 		Labels []string `json:"labels"`

@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,14 +51,14 @@ type docView struct {
 
 // frameRec is one frame of a capture.
 type frameRec struct {
-	id, parent cdp.FrameID
-	loader     cdp.LoaderID
-	url        string
-	treeName   string
-	ts         *tsession
-	doc        *docView
-	kids       []*frameRec
-	parentRec  *frameRec
+	id        cdp.FrameID
+	loader    cdp.LoaderID
+	url       string
+	treeName  string
+	ts        *tsession
+	doc       *docView
+	kids      []*frameRec
+	parentRec *frameRec
 
 	name, path string
 	owner      cdp.BackendNodeID // the owner <iframe> in the parent document
@@ -133,6 +135,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	for k, v := range s.domGen {
 		doms[k] = v
 	}
+	nd := s.noDialog
 	s.mu.Unlock()
 
 	// 1. Frame tree and DOM snapshot of every target, in parallel.
@@ -171,7 +174,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			return nil
 		}
 		f := &frameRec{
-			id: t.Frame.ID, parent: t.Frame.ParentID, loader: t.Frame.LoaderID,
+			id: t.Frame.ID, loader: t.Frame.LoaderID,
 			url: t.Frame.URL + t.Frame.URLFragment, treeName: t.Frame.Name, ts: ts,
 			parentRec: parent, ownerIdx: -1,
 		}
@@ -236,15 +239,20 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			indexSnapshot(d.snap, frames, owners)
 		}
 	}
-	// Names and paths, top down.
+	// Names and paths, top down, children in document order.
 	for _, f := range order {
-		for i, k := range f.kids {
+		for _, k := range f.kids {
 			k.owner = owners[k.id]
 			if f.doc != nil && k.owner != 0 {
 				if idx, ok := f.doc.byBackend[k.owner]; ok {
 					k.ownerIdx = idx
 				}
 			}
+		}
+		slices.SortStableFunc(f.kids, func(a, b *frameRec) int {
+			return cmp.Compare(uint(a.ownerIdx), uint(b.ownerIdx)) // unknown owners (-1) last
+		})
+		for i, k := range f.kids {
 			k.name = frameName(f.doc, k.ownerIdx, k.treeName, i)
 			if f.path == "" {
 				k.path = k.name
@@ -302,6 +310,9 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if nd.Err() != nil {
+		return nil, errDialogOpen // some frames could not answer: not a whole tree
 	}
 	if err := s.usable(); err != nil {
 		return nil, err

@@ -344,8 +344,8 @@ func (s *Session) handle(ts *tsession, ev any) {
 	case *inspector.EventTargetCrashed:
 		if ts == s.page {
 			s.killLocked(fmt.Errorf("%w: renderer crashed", surface.ErrCrashed))
-		} else {
-			s.domGen[ts]++
+		} else if o := s.oopifs[ts.id]; o != nil {
+			o.gone = true // an out-of-process frame crashed: the page lives on
 			s.changed()
 		}
 	case *inspector.EventDetached:

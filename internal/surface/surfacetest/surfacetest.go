@@ -44,12 +44,13 @@
 //
 // # What the suite checks
 //
-// Roles are compared after [perception.CanonicalRole] and names after
-// [perception.CleanName], so an adapter may emit raw or canonical roles
-// ("RootWebArea"/"document", "StaticText"/"text", "textbox", "combobox",
-// "button", "link", "heading"). Beyond the app's behaviour:
+// The suite checks each raw snapshot for well-formedness, then looks for
+// nodes in its [perception.Normalize]d form, as the engine does: an adapter
+// may emit raw or canonical roles ("RootWebArea"/"document",
+// "StaticText"/"text", "textbox", "combobox", "button", "link", "heading")
+// and layout noise. Beyond the app's behaviour:
 //
-//   - snapshots are well formed: Nodes[i].Index == i; a root's Parent is -1,
+//   - raw snapshots are well formed: Nodes[i].Index == i; a root's Parent is -1,
 //     every other Parent is a valid index whose Children list the node; the
 //     first Frame is the top document with Path "" and a valid Root; nodes of
 //     the top document have Frame ""; nodes of a child frame carry its path;
@@ -233,14 +234,16 @@ func (b *bundle) must(t *testing.T, a domain.Action, n *domain.Node, text string
 	return res
 }
 
+// observe checks the adapter's raw snapshot and returns it normalised, as
+// the engine sees it.
 func (b *bundle) observe(t *testing.T) *domain.UiSnapshot {
 	t.Helper()
-	snap, err := b.s.Observe(b.ctx)
+	raw, err := b.s.Observe(b.ctx)
 	if err != nil {
 		t.Fatalf("observe: %v", err)
 	}
-	checkWellFormed(t, snap)
-	return snap
+	checkWellFormed(t, raw)
+	return perception.Normalize(raw)
 }
 
 // waitFor observes until pred holds, waiting for changes in between.
