@@ -113,7 +113,7 @@ func TestReplayTalksOnlyToTheApp(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 
-	cdpURL := launchChromium(t, append(quietFlags(), "--proxy-server=http://"+ln.Addr().String(), "--proxy-bypass-list=<-loopback>")...)
+	cdpURL := launchChromium(t, append(browser.Flags(), "--proxy-server=http://"+ln.Addr().String(), "--proxy-bypass-list=<-loopback>")...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	br, err := browser.Launch(ctx, browser.Options{CDPURL: cdpURL})
@@ -159,7 +159,8 @@ func TestReplayTalksOnlyToTheApp(t *testing.T) {
 	}
 }
 
-// launchChromium starts a headless Chromium with extra flags and returns
+// launchChromium starts a headless Chromium with cua's flags (passed in
+// extra, with the test's own) and returns
 // its DevTools websocket URL; the process ends with the test.
 func launchChromium(t *testing.T, extra ...string) string {
 	t.Helper()
@@ -171,9 +172,9 @@ func launchChromium(t *testing.T, extra ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir=" + filepath.Join(dir, "profile"), "--remote-debugging-port=0", "about:blank"}, extra...)
+	args := append([]string{"--headless", "--no-first-run", "--no-default-browser-check",
+		"--user-data-dir=" + filepath.Join(dir, "profile"), "--remote-debugging-port=0"}, extra...)
+	args = append(args, "about:blank")
 	cmd := exec.Command(exe, args...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	stderr, err := cmd.StderrPipe()
@@ -258,15 +259,4 @@ func TestCanarySecretNeverLands(t *testing.T) {
 		t.Fatalf("only %d evidence files under %s: the runs left no evidence to search", files, b.dataDir)
 	}
 	fmt.Fprintf(io.Discard, "%d files searched", files)
-}
-
-func quietFlags() []string {
-	return []string{
-		"--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps", "--disable-breakpad",
-		"--disable-client-side-phishing-detection", "--metrics-recording-only", "--password-store=basic", "--use-mock-keychain",
-		"--disable-domain-reliability", "--no-pings", "--disable-field-trial-config",
-		"--disable-component-extensions-with-background-pages", "--no-service-autorun", "--disable-sync-preferences",
-		"--allow-pre-commit-input", "--disable-search-engine-choice-screen", "--no-default-browser-check",
-		"--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,PasswordManagerOnboarding,SafeBrowsing,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater",
-	}
 }

@@ -195,6 +195,27 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	return b, nil
 }
 
+// Flags returns the command-line flags cua starts Chromium with (besides
+// the profile, headless and first-run flags): no sandbox (it runs as root in
+// containers), no GPU, no QUIC, and every background service that would
+// talk to anything but the target app turned off, autofill's server queries
+// included (they would send form signatures of the bank's pages to Google).
+func Flags() []string {
+	return []string{
+		"--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps", "--disable-breakpad",
+		"--disable-client-side-phishing-detection", "--disable-background-timer-throttling",
+		"--disable-backgrounding-occluded-windows", "--disable-renderer-backgrounding", "--disable-hang-monitor",
+		"--disable-ipc-flooding-protection", "--disable-domain-reliability", "--no-pings",
+		"--disable-field-trial-config", "--disable-component-extensions-with-background-pages",
+		"--no-service-autorun", "--disable-search-engine-choice-screen",
+		"--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,PasswordManagerOnboarding,SafeBrowsing,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater",
+		"--metrics-recording-only", "--password-store=basic", "--use-mock-keychain",
+		"--force-color-profile=srgb", "--mute-audio", "--enable-automation",
+	}
+}
+
 func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(b.opts.ExecPath),
@@ -204,29 +225,14 @@ func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 		// browser exits kills its leftover helpers and removes it.
 		// Chromium leaves a socket folder in TMPDIR: keep it in ours.
 		chromedp.Env("TMPDIR=" + b.tmpDir),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-breakpad", true),
-		chromedp.Flag("disable-client-side-phishing-detection", true),
-		chromedp.Flag("disable-background-timer-throttling", true),
-		chromedp.Flag("disable-backgrounding-occluded-windows", true),
-		chromedp.Flag("disable-renderer-backgrounding", true),
-		chromedp.Flag("disable-hang-monitor", true),
-		chromedp.Flag("disable-ipc-flooding-protection", true),
-		chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"),
-		chromedp.Flag("metrics-recording-only", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("use-mock-keychain", true),
-		chromedp.Flag("force-color-profile", "srgb"),
-		chromedp.Flag("mute-audio", true),
-		chromedp.Flag("enable-automation", true),
+	}
+	for _, f := range Flags() {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+		if hasValue {
+			opts = append(opts, chromedp.Flag(name, value))
+		} else {
+			opts = append(opts, chromedp.Flag(name, true))
+		}
 	}
 	if !b.opts.Headful {
 		opts = append(opts, chromedp.Headless)

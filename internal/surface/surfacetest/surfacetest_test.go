@@ -1,0 +1,55 @@
+package surfacetest_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/surface/surfacetest"
+)
+
+func TestServeFixture(t *testing.T) {
+	t.Parallel()
+	pageURL := surfacetest.Serve(t)
+	tests := []struct{ page, want string }{
+		{surfacetest.PageMain, "<title>Conformance</title>"},
+		{surfacetest.PageSecond, "<h1>Second</h1>"},
+		{surfacetest.PageFrames, `<iframe name="nav"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.page, func(t *testing.T) {
+			resp, err := http.Get(pageURL(tc.page))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), tc.want) {
+				t.Fatalf("GET %s: %d, body lacks %q", tc.page, resp.StatusCode, tc.want)
+			}
+		})
+	}
+}
+
+func TestFindMatchesRawAndCanonicalRoles(t *testing.T) {
+	t.Parallel()
+	snap := &domain.UiSnapshot{Nodes: []domain.Node{
+		{Index: 0, Role: "RootWebArea", Name: "Conformance", Parent: -1, Children: []int{1, 2}},
+		{Index: 1, Role: "StaticText", Name: "Hello,  Ada", Parent: 0},
+		{Index: 2, Role: "button", Name: "Open", Parent: 0, Frame: "nav"},
+	}}
+	if _, ok := surfacetest.Find(snap, "document", "Conformance", ""); !ok {
+		t.Error("RootWebArea not found as document")
+	}
+	if _, ok := surfacetest.Find(snap, "button", "Open", ""); ok {
+		t.Error("a node of frame nav matched the top frame")
+	}
+	if _, ok := surfacetest.Find(snap, "button", "Open", "*"); !ok {
+		t.Error("frame * did not match")
+	}
+	if !surfacetest.HasText(snap, "Hello, Ada", "") {
+		t.Error("HasText does not clean whitespace")
+	}
+}
