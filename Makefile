@@ -39,3 +39,7 @@ validate: build ## Validate the reference capabilities
 .PHONY: demo
 demo: deps build ## Run the verified story: every replay case against the mock back office
 	$(BIN) demo
+
+.PHONY: bench
+bench: deps ## Time a warm replay of the reference lookup and target resolution (prints medians)
+	bench/replay.sh

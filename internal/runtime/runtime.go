@@ -49,6 +49,9 @@ type Dispatcher struct {
 	actor    domain.Actor
 
 	dispatches int
+	// last is the newest normalised snapshot; it is served again while the
+	// surface reports no change and nothing was dispatched since.
+	last *domain.UiSnapshot
 }
 
 // Config configures a Dispatcher.
@@ -99,8 +102,18 @@ func (d *Dispatcher) WaitChange(ctx context.Context, since uint64) error {
 }
 
 // Observe reads and normalises the current snapshot, then applies the
-// domain allowlist to every frame's landed URL.
+// domain allowlist to every frame's landed URL. When the surface reports no
+// change since the last observation and no action was dispatched since, the
+// last snapshot is returned again (callers must not modify snapshots).
 func (d *Dispatcher) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
+	if d.last != nil {
+		probe, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := d.surface.WaitChange(probe, d.last.Seq); errors.Is(err, context.Canceled) && ctx.Err() == nil {
+			return d.last, nil
+		}
+		d.last = nil
+	}
 	raw, err := d.surface.Observe(ctx)
 	if err != nil {
 		return nil, domain.Wrap(surface.FailureCode(err), err, "observe")
@@ -110,6 +123,7 @@ func (d *Dispatcher) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 		d.emit("landing_refused", "", map[string]any{"url": snap.URL, "error": err.Error()})
 		return snap, err
 	}
+	d.last = snap
 	return snap, nil
 }
 
@@ -182,6 +196,7 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		return res, err
 	}
 	start := d.now()
+	d.last = nil
 	sr, err := d.surface.Dispatch(ctx, auth)
 	d.dispatches++
 	data := map[string]any{
