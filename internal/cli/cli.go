@@ -11,8 +11,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-
-	"github.com/cuahq/cua/internal/domain"
 )
 
 // IOStreams are the command's standard streams.
@@ -118,5 +116,3 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		return nil
 	}
 }
-
-var _ = domain.SchemaVersion

@@ -15,7 +15,6 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
-	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
 	"github.com/cuahq/cua/internal/redact"
@@ -353,5 +352,3 @@ func (c *controlClient) get(path string, into any) error {
 	}
 	return json.NewDecoder(resp.Body).Decode(into)
 }
-
-var _ = capability.Load

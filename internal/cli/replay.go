@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -252,5 +251,3 @@ func printSummary(w io.Writer, rec *domain.RunRecord) {
 	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
 	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
 }
-
-var _ = errors.New

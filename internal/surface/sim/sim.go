@@ -1,11 +1,21 @@
-// Package sim is an in-memory surface for fast engine tests: an App written
-// in Go renders snapshots and handles authorized actions, with no browser.
-// It holds to the same port contract as the browser adapter.
+// Package sim is an in-memory surface for fast engine tests: an [App]
+// written in Go renders snapshots and handles authorized actions, with no
+// browser. [Surface] holds an App to the same port contract as the browser
+// adapter (it passes the surfacetest conformance suite with [Fixture]).
+//
+// Two apps ship with the package:
+//
+//   - [Fixture] is the conformance suite's fixture app (pages "main",
+//     "second" and "frames"), exactly as surfacetest describes it;
+//   - [Flow] is a small declarative builder for engine tests: [Screen]s made
+//     of [Node]s, and handlers keyed by (role, name) that switch screens,
+//     set values, inject faults and append to a ledger.
 package sim
 
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -13,26 +23,32 @@ import (
 	"github.com/cuahq/cua/internal/surface"
 )
 
-// App is the simulated application.
+// App is the simulated application. A [Surface] serialises every call, so
+// an App needs no locking of its own for Render and Handle.
 type App interface {
-	// Render returns the current screen (Seq is set by the surface).
+	// Render returns the current screen as a raw snapshot (Seq is set by
+	// the surface). Every node an action may target carries a Ref that is
+	// unique on the screen and never reused by a later page load.
 	Render() *domain.UiSnapshot
-	// Handle performs an authorized action; it returns whether the action
-	// navigated.
+	// Handle performs an authorized action and returns whether it
+	// navigated. The surface has already refused invalid, unbound-secret,
+	// engine-side (extract, wait_for, assert), stale and disabled-target
+	// actions. On error the app must leave its state unchanged.
 	Handle(a policy.AuthorizedAction) (navigated bool, err error)
 }
 
-// Surface adapts an App to surface.Surface. Safe for concurrent use.
+// Surface adapts an App to surface.Surface. Unlike the port requires, it is
+// safe for concurrent use, so a test may crash or poke it while a run waits.
 type Surface struct {
 	mu      sync.Mutex
 	app     App
 	seq     uint64
 	version uint64            // bumped on every change
 	seen    map[uint64]uint64 // observation seq -> version it saw
-	changed chan struct{}
+	changed chan struct{}     // closed and replaced on every change
 	closed  bool
 	crashed bool
-	Actions []policy.AuthorizedAction
+	actions []policy.AuthorizedAction
 }
 
 var _ surface.Surface = (*Surface)(nil)
@@ -42,7 +58,8 @@ func New(app App) *Surface {
 	return &Surface{app: app, seen: map[uint64]uint64{}, changed: make(chan struct{})}
 }
 
-// Observe renders the app.
+// Observe renders the app. It returns an error wrapping surface.ErrCrashed
+// after [Surface.Crash] or [Surface.Close].
 func (s *Surface) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -69,7 +86,12 @@ func (s *Surface) usable() error {
 	return nil
 }
 
-// Dispatch hands an authorized action to the app.
+// Dispatch hands an authorized action to the app. Before the app sees it,
+// the surface refuses: an invalid (zero) action or one whose secret is not
+// bound (surface.ErrUnauthorized); extract, wait_for and assert, which the
+// engine performs on snapshots (surface.ErrUnsupported); a target whose Ref
+// is not on the current screen (surface.ErrStale); and a disabled target (a
+// plain error). Only actions the app accepts count as a change.
 func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surface.Result, error) {
 	if !a.Valid() {
 		return surface.Result{}, fmt.Errorf("sim: %w", surface.ErrUnauthorized)
@@ -85,13 +107,47 @@ func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	if err := s.usable(); err != nil {
 		return surface.Result{}, err
 	}
+	switch a.Type() {
+	case domain.ActExtract, domain.ActWaitFor, domain.ActAssert:
+		return surface.Result{}, fmt.Errorf("sim: %s is performed by the engine: %w", a.Type(), surface.ErrUnsupported)
+	}
+	if n := a.Node(); n != nil {
+		cur, ok := findRef(s.app.Render(), n.Ref)
+		if !ok {
+			return surface.Result{}, fmt.Errorf("sim: %s %q (ref %q): %w", n.Role, n.Name, n.Ref, surface.ErrStale)
+		}
+		if cur.States.Disabled {
+			return surface.Result{}, fmt.Errorf("sim: %s %q is disabled", cur.Role, cur.Name)
+		}
+	}
+	s.actions = append(s.actions, a)
 	nav, err := s.app.Handle(a)
-	s.Actions = append(s.Actions, a)
-	s.bump()
 	if err != nil {
 		return surface.Result{}, err
 	}
-	return surface.Result{Navigated: nav}, nil
+	s.bump()
+	return surface.Result{Navigated: nav, URL: s.app.Render().URL}, nil
+}
+
+// findRef returns the node of snap whose Ref is ref.
+func findRef(snap *domain.UiSnapshot, ref string) (domain.Node, bool) {
+	if ref == "" || snap == nil {
+		return domain.Node{}, false
+	}
+	for _, n := range snap.Nodes {
+		if n.Ref == ref {
+			return n, true
+		}
+	}
+	return domain.Node{}, false
+}
+
+// Actions returns a copy of the actions that reached the app (accepted or
+// not), in order.
+func (s *Surface) Actions() []policy.AuthorizedAction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.actions)
 }
 
 // Changed tells waiters the app changed on its own (a timer, a push).
@@ -107,7 +163,8 @@ func (s *Surface) bump() {
 	s.changed = make(chan struct{})
 }
 
-// Crash makes every later call fail with surface.ErrCrashed.
+// Crash makes every later call fail with surface.ErrCrashed and wakes every
+// waiter, as a renderer crash does.
 func (s *Surface) Crash() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -115,7 +172,10 @@ func (s *Surface) Crash() {
 	s.bump()
 }
 
-// WaitChange waits for a change after observation since.
+// WaitChange waits for a change after observation since. It returns nil at
+// once when a change is already pending or since names no observation,
+// ctx.Err() when ctx ends first, and an error wrapping surface.ErrCrashed
+// when the surface crashes or closes.
 func (s *Surface) WaitChange(ctx context.Context, since uint64) error {
 	for {
 		s.mu.Lock()
@@ -138,15 +198,19 @@ func (s *Surface) WaitChange(ctx context.Context, since uint64) error {
 	}
 }
 
-// Screenshot is not available in the simulation.
+// Screenshot is not available in the simulation: it returns
+// surface.ErrNoFrame.
 func (s *Surface) Screenshot(context.Context) ([]byte, error) {
 	return nil, surface.ErrNoFrame
 }
 
-// Close marks the surface closed; it is idempotent.
+// Close marks the surface closed and wakes every waiter; it is idempotent.
 func (s *Surface) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = true
+	if !s.closed {
+		s.closed = true
+		s.bump()
+	}
 	return nil
 }

@@ -1,0 +1,35 @@
+package e2e
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestDemo runs the main job, `cua demo --json`, as `make demo` does, and
+// checks every stage behaved as declared.
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	r := runBin(t, nil, "demo", "--json", "--capabilities", examples, "--data-dir", t.TempDir())
+	var out struct {
+		Passed bool `json:"passed"`
+		Stages []struct {
+			Name    string `json:"name"`
+			Pass    bool   `json:"pass"`
+			Problem string `json:"problem"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("demo --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	if len(out.Stages) < 12 {
+		t.Errorf("%d stages, want at least 12", len(out.Stages))
+	}
+	for _, s := range out.Stages {
+		if !s.Pass {
+			t.Errorf("stage %q: %s", s.Name, s.Problem)
+		}
+	}
+	if !out.Passed || r.code != 0 {
+		t.Errorf("demo verdict passed=%v exit %d", out.Passed, r.code)
+	}
+}

@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const examples = "../../examples/capabilities"
+
+type testBundle struct {
+	io     *IOStreams
+	out    *bytes.Buffer
+	errOut *bytes.Buffer
+	env    map[string]string
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &testBundle{io: &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}, out: out, errOut: errOut, env: map[string]string{}}
+}
+
+func (b *testBundle) factory() *Factory {
+	return &Factory{IO: b.io, Getenv: func(k string) string { return b.env[k] }}
+}
+
+func (b *testBundle) run(args ...string) int {
+	root := NewRootCmd(b.factory())
+	root.SetArgs(args)
+	root.SetOut(b.io.Out)
+	root.SetErr(b.io.ErrOut)
+	return exitCode(root.ExecuteContext(context.Background()), b.io.ErrOut)
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if code := b.run("version", "--json"); code != 0 {
+		t.Fatalf("exit %d: %s", code, b.errOut)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b.out.Bytes(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if v["schema_version"] != float64(JSONSchemaVersion) || v["version"] == "" {
+		t.Errorf("version JSON %v", v)
+	}
+	b = setup(t)
+	if code := b.run("version", "extra"); code != 1 || !strings.Contains(b.errOut.String(), "expected no arguments") {
+		t.Errorf("version with an argument: exit %d, %s", code, b.errOut)
+	}
+}
+
+func TestCapabilityCommands(t *testing.T) {
+	t.Parallel()
+	files, _ := filepath.Glob(filepath.Join(examples, "*.yaml"))
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{name: "validate references", args: append([]string{"capability", "validate"}, files...), wantOut: "sealed sha256:"},
+		{name: "validate invalid", args: []string{"capability", "validate", "../capability/testdata/invalid/missing_role.yaml"},
+			wantCode: 1, wantErr: "missing_role.yaml:24: steps[1].target.role: required field is missing"},
+		{name: "validate nothing", args: []string{"capability", "validate"}, wantCode: 1, wantErr: "expected at least one FILE"},
+		{name: "validate json", args: []string{"capability", "validate", "--json", "../capability/testdata/invalid/bad_regex.yaml"},
+			wantCode: 1, wantOut: `"path": "inputs[0].pattern"`},
+		{name: "hash", args: []string{"capability", "hash", filepath.Join(examples, "memberdesk.savings_balance.yaml")}, wantOut: "sha256:"},
+		{name: "hash two files", args: []string{"capability", "hash", "a", "b"}, wantCode: 1, wantErr: "expected one FILE"},
+		{name: "unknown command", args: []string{"discover"}, wantCode: 1, wantErr: "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			code := b.run(tt.args...)
+			if code != tt.wantCode {
+				t.Errorf("exit %d, want %d\nout: %s\nerr: %s", code, tt.wantCode, b.out, b.errOut)
+			}
+			if !strings.Contains(b.out.String(), tt.wantOut) {
+				t.Errorf("stdout lacks %q:\n%s", tt.wantOut, b.out)
+			}
+			if !strings.Contains(b.errOut.String(), tt.wantErr) {
+				t.Errorf("stderr lacks %q:\n%s", tt.wantErr, b.errOut)
+			}
+		})
+	}
+}
+
+func TestSealCommand(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../capability/testdata/base.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "draft.yaml")
+	os.WriteFile(path, raw, 0o644)
+	b := setup(t)
+	if code := b.run("capability", "seal", "--json", path); code != 0 {
+		t.Fatalf("seal exit %d: %s", code, b.errOut)
+	}
+	var res struct {
+		ContentHash string `json:"content_hash"`
+	}
+	json.Unmarshal(b.out.Bytes(), &res)
+	b2 := setup(t)
+	b2.run("capability", "hash", path)
+	if strings.TrimSpace(b2.out.String()) != res.ContentHash || res.ContentHash == "" {
+		t.Errorf("hash after seal %q, seal said %q", b2.out, res.ContentHash)
+	}
+}
+
+// TestReplayFlags checks flag parsing and validation apart from running.
+func TestReplayFlags(t *testing.T) {
+	t.Parallel()
+	capFile := filepath.Join(examples, "memberdesk.savings_balance.yaml")
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, o *replayOptions)
+	}{
+		{name: "defaults", args: []string{capFile, "-i", "member_id=12345"}, check: func(t *testing.T, o *replayOptions) {
+			if o.DataDir != ".cua" || o.BaseURL != "http://127.0.0.1:8811" || o.LibraryDir != examples || o.inputs["member_id"] != "12345" {
+				t.Errorf("defaults: %+v", o)
+			}
+		}},
+		{name: "data dir from env", args: []string{capFile}, env: map[string]string{"CUA_DATA_DIR": "/tmp/x"}, check: func(t *testing.T, o *replayOptions) {
+			if o.DataDir != "/tmp/x" {
+				t.Errorf("data dir %q", o.DataDir)
+			}
+		}},
+		{name: "value with equals", args: []string{capFile, "-i", "member_id=a=b"}, check: func(t *testing.T, o *replayOptions) {
+			if o.inputs["member_id"] != "a=b" {
+				t.Errorf("input %q", o.inputs["member_id"])
+			}
+		}},
+		{name: "duplicate input", args: []string{capFile, "-i", "member_id=1", "-i", "member_id=2"}, wantErr: "--input member_id given twice"},
+		{name: "empty name", args: []string{capFile, "-i", "=1"}, wantErr: "want NAME=VALUE"},
+		{name: "approval missing", args: []string{capFile, "--approval", "/nonexistent.json"}, wantErr: "--approval"},
+		{name: "gate on a step without gate", args: []string{capFile, "--release-gate", "search"}, wantErr: "no gated step"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t)
+			for k, v := range tt.env {
+				b.env[k] = v
+			}
+			var got *replayOptions
+			cmd := newCmdReplay(b.factory(), func(_ context.Context, o *replayOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(b.out)
+			cmd.SetErr(b.errOut)
+			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			err := cmd.ExecuteContext(context.Background())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				if got != nil {
+					t.Error("the command ran despite a bad flag")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, got)
+		})
+	}
+}
+
+func TestSecretsFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.json")
+	os.WriteFile(good, []byte(`{"corebank_password":"from-file"}`), 0o600)
+	loose := filepath.Join(dir, "loose.json")
+	os.WriteFile(loose, []byte(`{"x":"y"}`), 0o640)
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`["x"]`), 0o600)
+	m, err := loadSecretsFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &secretStore{getenv: func(k string) string {
+		if k == "CUA_SECRET_COREBANK_OPERATOR" {
+			return "from-env"
+		}
+		return ""
+	}, file: m}
+	if v, _ := s.Secret("corebank_password"); v != "from-file" {
+		t.Errorf("file secret %q", v)
+	}
+	if v, _ := s.Secret("corebank_operator"); v != "from-env" {
+		t.Errorf("env secret %q", v)
+	}
+	if _, err := s.Secret("missing"); err == nil || !strings.Contains(err.Error(), "CUA_SECRET_MISSING") {
+		t.Errorf("missing secret: %v", err)
+	}
+	if _, err := loadSecretsFile(loose); err == nil || !strings.Contains(err.Error(), "readable by others") {
+		t.Errorf("loose file: %v", err)
+	}
+	if _, err := loadSecretsFile(bad); err == nil {
+		t.Error("a JSON array was accepted")
+	}
+}
