@@ -205,6 +205,7 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	if err != nil {
 		return err
 	}
+	rec.Message = red.String(rec.Message)
 	return reportRun(o.IO.Out, rec, o.JSON)
 }
 

@@ -86,7 +86,8 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 		}
 		bundle = b
 	}
-	r := &run{o: o, c: c, rec: rec, bundle: bundle, start: start, outputs: map[string]any{}, attempts: map[string]int{}}
+	r := &run{o: o, c: c, rec: rec, bundle: bundle, start: start, outputs: map[string]any{}, attempts: map[string]int{},
+		secrets: &runtime.SecretLog{}}
 	r.finishWith(r.execute(ctx))
 
 	rec.FinishedAt = o.Now().UTC().Format(time.RFC3339Nano)
@@ -127,6 +128,7 @@ type run struct {
 	outputs  map[string]any
 	attempts map[string]int
 
+	secrets              *runtime.SecretLog
 	resolutions, drifted int
 	stepsRun             int
 	subDispatches        int
@@ -264,7 +266,7 @@ func (r *run) dispatcher(c *domain.Capability) (*runtime.Dispatcher, error) {
 	}
 	return runtime.New(runtime.Config{
 		Surface: r.o.Surface, Policy: pol, Lease: r.o.Lease, Holder: r.o.Holder, Secrets: r.o.Secrets,
-		Redactor: r.o.Redactor, Events: events, Now: r.o.Now, Logger: r.o.Logger,
+		Redactor: r.o.Redactor, Events: events, Now: r.o.Now, Logger: r.o.Logger, SecretLog: r.secrets,
 	})
 }
 
@@ -335,7 +337,7 @@ func (r *run) runCapability(ctx context.Context, ref, why string) *end {
 		return errEnd(err)
 	}
 	sub := &run{o: r.o, c: l.Capability, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
-		outputs: map[string]any{}, attempts: map[string]int{}, inputs: map[string]any{}, parent: r}
+		outputs: map[string]any{}, attempts: map[string]int{}, inputs: map[string]any{}, parent: r, secrets: r.secrets}
 	sub.o.Capability = l
 	disp, err := sub.dispatcher(l.Capability)
 	if err != nil {

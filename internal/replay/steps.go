@@ -264,19 +264,24 @@ func (r *run) steps(ctx context.Context) *end {
 		}
 		i++
 	}
-	if r.c.Checkpoint != nil {
+	for r.c.Checkpoint != nil {
 		v := r.settle(ctx, predicateExpectation("checkpoint", &r.c.Checkpoint.When), r.o.StepWait)
 		switch v.kind {
 		case vOutcome:
 			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
-		case vExpected:
-		default:
+		case vRecovery:
+			if e := r.recover(ctx, v.rule); e != nil {
+				return e
+			}
+			continue
+		case vUnexpected, vFailed:
 			e := v.end()
 			if e.code == domain.CodeUnexpectedState {
 				e.code = domain.CodeCheckpointFailed
 			}
 			return e
 		}
+		break
 	}
 	for _, spec := range r.c.Outputs {
 		v, ok := r.outputs[spec.Name]
@@ -383,6 +388,9 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		}
 		r.noteResolution(res, rs)
 		text := targeting.ExtractText(snap, rs)
+		if r.secrets.Reveals(text) {
+			return failEnd(domain.CodeOutputInvalid, "step %s: the extracted value contains a secret; a secret can never be read back", st.ID)
+		}
 		if st.Target.Name != nil && st.Target.Name.Match == domain.MatchRegex {
 			if re, err := regexp.Compile(st.Target.Name.Value); err == nil {
 				if m := re.FindString(text); m != "" {
@@ -398,14 +406,21 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		r.emit("extracted", st.ID, map[string]any{"output": st.Into, "strategy": string(rs.Strategy)})
 		return nil
 	case domain.ActWaitFor:
-		v := r.settle(ctx, predicateExpectation("step "+st.ID, st.Wait.Until), r.stepWait(st))
-		switch v.kind {
-		case vExpected:
-			return nil
-		case vOutcome:
-			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
+		for {
+			v := r.settle(ctx, predicateExpectation("step "+st.ID, st.Wait.Until), r.stepWait(st))
+			switch v.kind {
+			case vExpected:
+				return nil
+			case vOutcome:
+				return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
+			case vRecovery:
+				if e := r.recover(ctx, v.rule); e != nil {
+					return e
+				}
+				continue
+			}
+			return v.end()
 		}
-		return v.end()
 	case domain.ActAssert:
 		if !evalTrue(snap, st.Postcondition) {
 			return failEnd(domain.CodeUnexpectedState, "step %s: assertion does not hold", st.ID)

@@ -23,6 +23,9 @@ func Money(s string) (string, error) {
 	if m == nil {
 		return "", fmt.Errorf("%q is not a US dollar amount", s)
 	}
+	if m[1] != "" && m[2] != "" {
+		return "", fmt.Errorf("%q is not a US dollar amount", s)
+	}
 	sign := ""
 	if m[1] != "" || m[2] != "" {
 		sign = "-"

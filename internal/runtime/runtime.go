@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -26,6 +28,38 @@ import (
 // SecretSource resolves a secret reference to its value.
 type SecretSource interface {
 	Secret(ref string) (string, error)
+}
+
+// SecretLog remembers the secret values resolved during one run (across its
+// sub-runs), so the engine can refuse an extraction that would read one back.
+// Safe for concurrent use.
+type SecretLog struct {
+	mu   sync.Mutex
+	vals []string
+}
+
+func (l *SecretLog) add(v string) {
+	if l == nil || v == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.vals = append(l.vals, v)
+}
+
+// Reveals reports whether text contains a resolved secret value.
+func (l *SecretLog) Reveals(text string) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, v := range l.vals {
+		if strings.Contains(text, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // EventSink receives evidence events.
@@ -47,6 +81,7 @@ type Dispatcher struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	actor    domain.Actor
+	seen     *SecretLog
 
 	dispatches int
 	// last is the newest normalised snapshot; it is served again while the
@@ -66,6 +101,8 @@ type Config struct {
 	Now      func() time.Time
 	Logger   *slog.Logger
 	Actor    domain.Actor
+	// Secrets resolved by this dispatcher are added to SecretLog.
+	SecretLog *SecretLog
 }
 
 // New returns a Dispatcher acting as cfg.Holder at the lease's current epoch.
@@ -89,16 +126,21 @@ func New(cfg Config) (*Dispatcher, error) {
 	return &Dispatcher{
 		surface: cfg.Surface, policy: cfg.Policy, lease: cfg.Lease, holder: holder, epoch: epoch,
 		secrets: cfg.Secrets, redactor: cfg.Redactor, events: cfg.Events, now: cfg.Now,
-		logger: cfg.Logger, actor: cfg.Actor,
+		logger: cfg.Logger, actor: cfg.Actor, seen: cfg.SecretLog,
 	}, nil
 }
 
 // Dispatches returns how many actions reached the surface.
 func (d *Dispatcher) Dispatches() int { return d.dispatches }
 
-// Surface exposes the waiting half of the surface (never Dispatch).
+// WaitChange waits for the surface to change after observation since (see
+// surface.Surface). A surface failure is wrapped with its failure code.
 func (d *Dispatcher) WaitChange(ctx context.Context, since uint64) error {
-	return d.surface.WaitChange(ctx, since)
+	err := d.surface.WaitChange(ctx, since)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return domain.Wrap(surface.FailureCode(err), err, "wait for a change")
 }
 
 // Observe reads and normalises the current snapshot, then applies the
@@ -186,6 +228,7 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 			return res, domain.Wrap(domain.CodeSecretUnavailable, err, "secret "+auth.SecretRef())
 		}
 		d.redactor.RegisterLiteral(v)
+		d.seen.add(v)
 		if auth, err = auth.BindSecret(v); err != nil {
 			return res, fmt.Errorf("bind secret: %w", err)
 		}

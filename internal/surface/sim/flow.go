@@ -59,7 +59,8 @@ type Effect func(ev *Event) error
 
 // Event is the context an [Effect] runs in.
 type Event struct {
-	// Type is the action (click, press_key; "load" for OnLoad effects).
+	// Type is the action (click or press_key), "load" for OnLoad effects
+	// and "push" for [Flow.Push].
 	Type domain.ActionType
 	// Key is the key of a press_key.
 	Key string
@@ -229,7 +230,7 @@ func (p *page) find(role, name string) int {
 // name or two screens with one name: flows are test fixtures.
 func NewFlow(base string, screens ...Screen) *Flow {
 	f := &Flow{
-		base: strings.TrimRight(base, "/"), screens: screens,
+		base: strings.TrimRight(base, "/"), screens: slices.Clone(screens),
 		on: map[[2]string][]Effect{}, fired: map[[2]string]int{},
 		onLoad: map[string][]Effect{}, loads: map[string]int{},
 	}
@@ -261,6 +262,15 @@ func (f *Flow) OnLoad(screen string, effs ...Effect) *Flow {
 	defer f.mu.Unlock()
 	f.onLoad[screen] = append(f.onLoad[screen], effs...)
 	return f
+}
+
+// Push applies effects from outside any action, as the app changing on its
+// own (a timer, a server push); Event.Type is "push" and Event.N is 1. Call
+// [Surface.Changed] afterwards so that waiters see the change.
+func (f *Flow) Push(effs ...Effect) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return run(&Event{Type: "push", N: 1, flow: f}, effs)
 }
 
 // URL returns the URL of a screen.
@@ -312,7 +322,7 @@ func (f *Flow) Count(role, name string) int {
 // maxLoadDepth bounds OnLoad effects that load other screens.
 const maxLoadDepth = 8
 
-// load shows a fresh page of screen i at url and runs its OnLoad effects.
+// load shows a fresh page of s at url and runs its OnLoad effects.
 func (f *Flow) load(s *Screen, url string) error {
 	f.gen++
 	p := &page{screen: s, url: url, values: make([]string, len(s.Nodes)), focus: -1}
@@ -391,7 +401,7 @@ func (f *Flow) Handle(a policy.AuthorizedAction) (bool, error) {
 	if n := a.Node(); n != nil {
 		h.Role, h.Name = n.Role, n.Name
 		_, id, _ = strings.Cut(n.Ref, "/")
-	} else if a.Type() == domain.ActPressKey && f.cur.focus >= 0 {
+	} else if a.Type() == domain.ActPressKey && f.cur.focus >= 0 && f.cur.fault == 0 {
 		id = "n" + strconv.Itoa(f.cur.focus)
 	} else {
 		return false, fmt.Errorf("sim flow: %s with no target and no focused node: %w", a.Type(), surface.ErrUnsupported)

@@ -33,7 +33,8 @@ type App interface {
 	// Handle performs an authorized action and returns whether it
 	// navigated. The surface has already refused invalid, unbound-secret,
 	// engine-side (extract, wait_for, assert), stale and disabled-target
-	// actions. On error the app must leave its state unchanged.
+	// actions. An error fails the action; an app should change nothing
+	// before it fails unless it models a partial failure on purpose.
 	Handle(a policy.AuthorizedAction) (navigated bool, err error)
 }
 
@@ -91,7 +92,7 @@ func (s *Surface) usable() error {
 // bound (surface.ErrUnauthorized); extract, wait_for and assert, which the
 // engine performs on snapshots (surface.ErrUnsupported); a target whose Ref
 // is not on the current screen (surface.ErrStale); and a disabled target (a
-// plain error). Only actions the app accepts count as a change.
+// plain error). Every action that reaches the app counts as a change.
 func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surface.Result, error) {
 	if !a.Valid() {
 		return surface.Result{}, fmt.Errorf("sim: %w", surface.ErrUnauthorized)
@@ -122,10 +123,10 @@ func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	}
 	s.actions = append(s.actions, a)
 	nav, err := s.app.Handle(a)
+	s.bump() // an app may have changed something before it failed
 	if err != nil {
 		return surface.Result{}, err
 	}
-	s.bump()
 	return surface.Result{Navigated: nav, URL: s.app.Render().URL}, nil
 }
 
