@@ -11,11 +11,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/redact"
 )
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // Event is one line of events.jsonl.
 type Event struct {
@@ -42,8 +45,8 @@ type Bundle struct {
 
 // Open creates <root>/runs/<runID>/ and its event log.
 func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
-	if runID == "" || filepath.Base(runID) != runID {
-		return nil, fmt.Errorf("evidence: bad run id %q", runID)
+	if !runIDPattern.MatchString(runID) {
+		return nil, fmt.Errorf("evidence: bad run id %q: want letters, digits, '.', '_' or '-', starting with a letter or digit", runID)
 	}
 	dir := filepath.Join(root, "runs", runID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -59,32 +62,38 @@ func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
 // Dir returns the run's evidence directory.
 func (b *Bundle) Dir() string { return b.dir }
 
-// Append redacts e, chains it to the previous event and buffers it. Call
-// Sync at checkpoints and Close at the end.
+// Append redacts e's content (type, time, step and data; never the chain
+// fields), chains it to the previous event and buffers it. An event that
+// cannot be encoded is refused and uses no sequence number. Call Sync at
+// checkpoints and Close at the end.
 func (b *Bundle) Append(e Event) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.w == nil {
 		return fmt.Errorf("evidence: bundle closed")
 	}
-	b.seq++
-	e.Seq = b.seq
+	e.Type, e.At, e.StepID = b.red.String(e.Type), b.red.String(e.At), b.red.String(e.StepID)
+	e.Actor = domain.Actor(b.red.String(string(e.Actor)))
 	if e.Data != nil {
-		e.Data, _ = b.red.Value(e.Data).(map[string]any)
+		data, ok := b.red.Value(e.Data).(map[string]any)
+		if !ok {
+			data = map[string]any{"redacted": "[REDACTED]"}
+		}
+		e.Data = data
 	}
+	e.Seq = b.seq + 1
 	e.Prev, e.Hash = b.prev, ""
 	body, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("evidence: encode event: %w", err)
 	}
-	body = b.red.Bytes(body)
 	sum := sha256.Sum256(append([]byte(b.prev), body...))
 	e.Hash = "sha256:" + hex.EncodeToString(sum[:])
 	line, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("evidence: encode event: %w", err)
 	}
-	line = b.red.Bytes(line)
+	b.seq++
 	b.prev = e.Hash
 	if _, err := b.w.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("evidence: write event: %w", err)
@@ -118,18 +127,26 @@ func (b *Bundle) WriteRecord(rec *domain.RunRecord) error {
 	return writeAtomic(filepath.Join(b.dir, "record.json"), raw)
 }
 
-// Close flushes and closes the event log.
+// Close flushes and closes the event log; it is idempotent. An Append that
+// returned nil before Close is on disk after it.
 func (b *Bundle) Close() error {
-	if err := b.Sync(); err != nil {
-		return err
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.w == nil {
 		return nil
 	}
+	err := b.w.Flush()
+	if err == nil {
+		err = b.f.Sync()
+	}
 	b.w = nil
-	return b.f.Close()
+	if cerr := b.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("evidence: close event log: %w", err)
+	}
+	return nil
 }
 
 func writeAtomic(path string, data []byte) error {

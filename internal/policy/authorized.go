@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/cuahq/cua/internal/domain"
 )
@@ -42,6 +43,7 @@ func (a AuthorizedAction) Node() *domain.Node {
 		return nil
 	}
 	n := *a.node
+	n.Children = slices.Clone(n.Children)
 	return &n
 }
 

@@ -130,6 +130,11 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 	if a.Value.IsSecret() && e.cfg.Profile == ProfileHuman {
 		return AuthorizedAction{}, deny("secret", domain.CodePolicyDenied, "a human action cannot type a secret reference")
 	}
+	switch a.Risk {
+	case "", domain.RiskSafe, domain.RiskElevated, domain.RiskIrreversible:
+	default:
+		return AuthorizedAction{}, deny("risk", domain.CodePolicyDenied, "step %q declares an unknown risk tier %q", a.StepID, a.Risk)
+	}
 	computed := Classify(a, req.Node)
 	risk := domain.MaxRisk(computed, a.Risk)
 	switch e.cfg.Profile {
@@ -164,6 +169,7 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 	}
 	if req.Node != nil {
 		n := *req.Node
+		n.Children = slices.Clone(n.Children)
 		out.node = &n
 	}
 	if a.Value.IsSecret() {

@@ -241,7 +241,7 @@ func TestAuthorizeUndeclaredRiskMessageNamesStepAndControl(t *testing.T) {
 // irreversible rules when the combined risk equals "irreversible" exactly.
 func TestAuthorizeUnknownDeclaredRiskFailsClosed(t *testing.T) {
 	t.Parallel()
-	t.Skip(`BUG: policy.Authorize fails open on an unknown declared risk: a step declaring risk "bogus" on the ` +
+	_ = (`fixed: policy.Authorize failed open on an unknown declared risk: a step declaring risk "bogus" on the ` +
 		`button "Submit transfer" passes the undeclared_risk check (rank 3 > 2), MaxRisk returns "bogus", and the ` +
 		`irreversible checks (AUTOMATION approval, HUMAN confirmation, DISCOVERY grant) compare risk == ` +
 		`RiskIrreversible, so the action is authorized with no approval/confirmation/grant. Fix: refuse an unknown ` +

@@ -11,18 +11,22 @@ import (
 // and description. Irreversible wins over elevated.
 var (
 	irreversibleWords = []string{
-		"transfer", "delete", "remove", "close account", "wire", "pay", "payment",
-		"withdraw", "withdrawal", "disburse", "purge", "terminate", "destroy", "post transfer",
-		"charge off", "write off", "void",
+		"transfer", "transfers", "transferring", "delete", "deletes", "deleting", "remove", "removes", "removing",
+		"close account", "closing account", "close the account", "wire", "wires", "wiring",
+		"pay", "pays", "paying", "payment", "payments", "withdraw", "withdraws", "withdrawing", "withdrawal", "withdrawals",
+		"disburse", "disbursement", "purge", "terminate", "destroy", "post transfer",
+		"charge off", "write off", "void", "refund", "refunds",
 	}
 	elevatedWords = []string{
-		"submit", "confirm", "save", "apply", "approve", "send", "update", "post",
-		"open account", "create", "authorize", "accept", "continue", "ok", "yes",
+		"submit", "submits", "submitting", "confirm", "confirms", "confirming", "save", "apply", "approve", "approves",
+		"send", "sends", "update", "updates", "post", "posts", "open account", "create", "authorize", "accept",
+		"continue", "ok", "yes", "agree",
 	}
 )
 
 // neutralWords mark a control that only shows or abandons something
-// ("Review transfer", "Cancel payment"): it is safe whatever else its name says.
+// ("Review transfer", "Cancel payment"): it is safe whatever else its name
+// says, unless the name joins a second action ("Review and submit payment").
 var neutralWords = []string{"review", "preview", "cancel", "view", "back", "history", "search", "find"}
 
 // actingRoles are the roles whose names the lexicon judges: controls that
@@ -52,8 +56,9 @@ func clicks(t domain.ActionType) bool {
 // NameRisk classifies a control name with the lexicon.
 func NameRisk(name string) domain.Risk {
 	f := " " + fold(name) + " "
+	compound := strings.Contains(f, " and ") || strings.Contains(f, " then ") || strings.Contains(name, "&") || strings.Contains(name, "+")
 	for _, w := range neutralWords {
-		if strings.HasPrefix(f, " "+w+" ") {
+		if strings.HasPrefix(f, " "+w+" ") && !compound {
 			return domain.RiskSafe
 		}
 	}

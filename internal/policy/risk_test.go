@@ -85,7 +85,7 @@ func TestNameRisk(t *testing.T) {
 
 		// Whole words only.
 		{"display is not pay", "Display", safe},
-		{"payments history is not pay", "Payments history", safe},
+		{"word forms count: a button named Payments history fails closed", "Payments history", irreversible},
 		{"repay is not pay", "Repay", safe},
 		{"avoid is not void", "Avoid duplicates", safe},
 		{"submitted is not submit", "Submitted", safe},
@@ -94,7 +94,7 @@ func TestNameRisk(t *testing.T) {
 		{"token is not ok", "Token", safe},
 		{"deleted is not delete", "Deleted items", safe},
 		{"wireless is not wire", "Wireless", safe},
-		{"transfers page tab", "Transfers", safe},
+		{"word forms count: Transfers", "Transfers", irreversible},
 
 		// Nothing.
 		{"go", "Go", safe},
@@ -166,5 +166,30 @@ func TestClassifyIgnoresDeclaredRisk(t *testing.T) {
 	a := domain.Action{Type: domain.ActClick, Risk: domain.RiskIrreversible}
 	if got := policy.Classify(a, &domain.Node{Role: "button", Name: "Go"}); got != domain.RiskSafe {
 		t.Errorf("Classify = %q, want safe", got)
+	}
+}
+
+func TestNameRiskCompoundsAndWordForms(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		label string
+		want  domain.Risk
+	}{
+		{"Review and submit payment", domain.RiskIrreversible},
+		{"View and pay bill", domain.RiskIrreversible},
+		{"Review & transfer", domain.RiskIrreversible},
+		{"Review transfer", domain.RiskSafe},
+		{"Make payments", domain.RiskIrreversible},
+		{"Deleting", domain.RiskIrreversible},
+		{"Approve transfers", domain.RiskIrreversible},
+		{"Submitting", domain.RiskElevated},
+	}
+	for _, tt := range tests {
+		t.Run(tt.label, func(t *testing.T) {
+			t.Parallel()
+			if got := policy.NameRisk(tt.label); got != tt.want {
+				t.Errorf("NameRisk(%q) = %s, want %s", tt.label, got, tt.want)
+			}
+		})
 	}
 }

@@ -110,8 +110,11 @@ func New(cfg Config) (*Dispatcher, error) {
 	if cfg.Surface == nil || cfg.Policy == nil || cfg.Lease == nil || cfg.Redactor == nil {
 		return nil, errors.New("runtime: surface, policy, lease and redactor are required")
 	}
+	if cfg.Holder == "" {
+		return nil, errors.New("runtime: the lease holder to act as is required")
+	}
 	holder, epoch := cfg.Lease.Holder()
-	if cfg.Holder != "" && cfg.Holder != holder {
+	if cfg.Holder != holder {
 		return nil, domain.Errorf(domain.CodeLeaseLost, "session is held by %q", holder)
 	}
 	if cfg.Now == nil {

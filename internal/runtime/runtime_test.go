@@ -23,7 +23,7 @@ func TestNew(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := func() runtime.Config {
-		return runtime.Config{Surface: sim.New(newLoginApp()), Policy: pol, Lease: hitl.NewLease("automation"), Redactor: redact.New()}
+		return runtime.Config{Surface: sim.New(newLoginApp()), Policy: pol, Lease: hitl.NewLease("automation"), Holder: "automation", Redactor: redact.New()}
 	}
 	tests := []struct {
 		name     string
@@ -32,6 +32,7 @@ func TestNew(t *testing.T) {
 		wantCode domain.FailureCode
 	}{
 		{"minimal", full, false, ""},
+		{"no holder: never act as whoever holds the lease", func() runtime.Config { c := full(); c.Holder = ""; return c }, true, domain.CodeInternal},
 		{"holder matches", func() runtime.Config { c := full(); c.Holder = "automation"; return c }, false, ""},
 		{"no surface", func() runtime.Config { c := full(); c.Surface = nil; return c }, true, domain.CodeInternal},
 		{"no policy", func() runtime.Config { c := full(); c.Policy = nil; return c }, true, domain.CodeInternal},
@@ -285,7 +286,7 @@ func TestActWithoutSecretSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	app := newLoginApp()
-	d, err := runtime.New(runtime.Config{Surface: sim.New(app), Policy: pol, Lease: hitl.NewLease("a"), Redactor: redact.New()})
+	d, err := runtime.New(runtime.Config{Surface: sim.New(app), Policy: pol, Lease: hitl.NewLease("a"), Holder: "a", Redactor: redact.New()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -586,5 +587,65 @@ func TestEmit(t *testing.T) {
 	}
 	if log := b.eventLog(t); strings.Contains(log, plaintext) || !strings.Contains(log, "step_started") {
 		t.Errorf("events.jsonl:\n%s", log)
+	}
+}
+
+func TestWaitChangeWrapsSurfaceFailures(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	s := b.observe(t)
+	b.surf.Crash()
+	err := b.d.WaitChange(t.Context(), s.Seq)
+	wantCode(t, err, domain.CodeSurfaceCrashed)
+}
+
+func TestSecretLog(t *testing.T) {
+	t.Parallel()
+	var nilLog *runtime.SecretLog
+	if nilLog.Reveals(plaintext) {
+		t.Error("a nil SecretLog reveals")
+	}
+
+	pol, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"app.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &runtime.SecretLog{}
+	src := &secrets{values: map[string]string{secretRef: plaintext}}
+	d, err := runtime.New(runtime.Config{
+		Surface: sim.New(newLoginApp()), Policy: pol, Lease: hitl.NewLease("a"), Holder: "a", Redactor: redact.New(),
+		Secrets: src, SecretLog: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := d.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.Reveals("balance " + plaintext) {
+		t.Fatal("the log knew the secret before dispatch")
+	}
+	if _, err := d.Act(t.Context(), snap, typeSecret(), ""); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		text string
+		want bool
+	}{
+		{"exact", plaintext, true},
+		{"inside text", "Your password is " + plaintext + ".", true},
+		{"other text", "balance 1,200.00", false},
+		{"prefix only", plaintext[:5], false},
+		{"empty", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := log.Reveals(tt.text); got != tt.want {
+				t.Errorf("Reveals(%q) = %v, want %v", tt.text, got, tt.want)
+			}
+		})
 	}
 }
