@@ -17,6 +17,7 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/surface/browser"
@@ -76,6 +77,7 @@ type demoStage struct {
 	Variant    string            `json:"variant,omitempty"`
 	Gates      []string          `json:"released_gates,omitempty"`
 	Irrev      bool              `json:"allow_irreversible,omitempty"`
+	Approve    bool              `json:"approved,omitempty"`
 
 	WantStatus     domain.RunStatus   `json:"want_status"`
 	WantCode       domain.FailureCode `json:"want_failure_code,omitempty"`
@@ -123,6 +125,9 @@ func demoStages() []*demoStage {
 		{Name: "transfer without approval refused", Capability: "memberdesk.transfer_funds", Gates: []string{"submit"}, Irrev: true,
 			Inputs:     map[string]string{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "25.00"},
 			WantStatus: domain.StatusFailed, WantCode: domain.CodeApprovalRequired, WantDispatches: -1},
+		{Name: "approved transfer posts once", Capability: "memberdesk.transfer_funds", Gates: []string{"submit"}, Irrev: true, Approve: true,
+			Inputs:     map[string]string{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "25.00"},
+			WantStatus: domain.StatusSuccess, WantOutputs: map[string]string{"confirmation": "TRF-0001"}, WantLedger: 1, WantDispatches: -1},
 	}
 }
 
@@ -232,6 +237,9 @@ func stageDetail(st *demoStage) string {
 	if r.FailureCode != "" {
 		parts = append(parts, "code="+string(r.FailureCode))
 	}
+	if v, ok := r.Outputs["confirmation"]; ok {
+		parts = append(parts, fmt.Sprintf("confirmation=%v", v))
+	}
 	if v, ok := r.Outputs["savings_balance"]; ok {
 		parts = append(parts, fmt.Sprintf("balance=%v status=%v", v, r.Outputs["status"]))
 	}
@@ -269,11 +277,16 @@ func runDemoStage(ctx context.Context, st *demoStage, lib *replay.DirLibrary, ba
 		return
 	}
 	defer sess.Close()
+	var approval *policy.Approval
+	if st.Approve {
+		// The demo plays the reviewer: it approves the exact content it runs.
+		approval = &policy.Approval{Capability: l.Capability.Ref(), ContentHash: l.Hash, Approver: "demo reviewer"}
+	}
 	rec, err := replay.Run(ctx, replay.Options{
 		Capability: l, Library: lib, Inputs: st.Inputs, BaseURL: base, Surface: sess,
 		Secrets:  mapSecrets{"corebank_operator": demoOperator, "corebank_password": demoPassword},
 		Redactor: red, DataDir: dataDir, RunID: newRunID(), Logger: logger,
-		AllowIrreversible: st.Irrev, ReleasedGates: st.Gates,
+		AllowIrreversible: st.Irrev, ReleasedGates: st.Gates, Approval: approval,
 	})
 	if err != nil {
 		fail("run: %v", err)

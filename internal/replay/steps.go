@@ -213,7 +213,7 @@ func (r *run) steps(ctx context.Context) *end {
 		}
 		started := time.Now()
 		res := domain.StepResult{ID: r.stepName(st.ID), Action: st.Action, Attempts: 1}
-		v := r.settle(ctx, r.stepExpectation(st), r.stepWait(st))
+		v := r.settle(ctx, r.stepExpectation(st), r.o.StepWait)
 		switch v.kind {
 		case vOutcome:
 			return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
