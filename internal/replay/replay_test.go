@@ -424,9 +424,11 @@ func TestLookup(t *testing.T) {
 			edits: []string{
 				"max_duration_ms: 20000", "max_duration_ms: 1000",
 				"target: {role: button, name: Search}\n",
-				"target: {role: button, name: Search}\n    precondition:\n      text_present: Ready to search\n    wait: {timeout_ms: 10000}\n",
+				"target: {role: button, name: Search}\n    precondition:\n      text_present: Ready to search\n",
 			},
 			app: lookup(lookupConf{}), inputs: member("12345"),
+			// The step would wait 10 s for its screen; the run's 1 s budget ends it first.
+			prepare: func(t *testing.T, b *testBundle) { b.opts.StepWait = 10 * time.Second },
 			check: func(t *testing.T, _ *testBundle, rec *domain.RunRecord) {
 				if rec.DurationMS > 5000 {
 					t.Errorf("the run took %d ms past its 1 s budget", rec.DurationMS)
