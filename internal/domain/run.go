@@ -176,3 +176,50 @@ type RunRecord struct {
 	Steps            []StepResult      `json:"steps"`
 	BaseURL          string            `json:"base_url,omitempty"`
 }
+
+// TraceStep is one acted (or attempted) step of a discovery run, as the
+// recorder compiles it.
+type TraceStep struct {
+	Index  int    `json:"index"`
+	Action Action `json:"action"`
+	// Target is the descriptor synthesized for the acted-on node and
+	// re-resolved against the same snapshot.
+	Target *TargetDescriptor `json:"target,omitempty"`
+	// Node is the acted-on node as observed before the action.
+	Node *Node `json:"node,omitempty"`
+	// Literal is the text typed or selected, when it was a literal; inputs
+	// and secrets are referenced through Action.Value instead.
+	Literal string `json:"literal,omitempty"`
+	// Into and Extracted name an extraction and its raw text.
+	Into      string `json:"into,omitempty"`
+	Extracted string `json:"extracted,omitempty"`
+	// Verdict is "ok", "skipped" (a failed dispatch), "denied" (policy) or
+	// "unverified" (no witness agreed).
+	Verdict string `json:"verdict"`
+	// Postcondition is what the agent observed to hold after the action
+	// (a new heading, a field value, a URL), if anything did.
+	Postcondition *Predicate `json:"postcondition,omitempty"`
+	URLBefore     string     `json:"url_before,omitempty"`
+	Tokens        int        `json:"tokens,omitempty"`
+}
+
+// Trace is a whole discovery run, the recorder's input.
+type Trace struct {
+	Goal    string      `json:"goal"`
+	BaseURL string      `json:"base_url"`
+	Surface Surface     `json:"surface"`
+	Model   string      `json:"model"`
+	RunID   string      `json:"run_id"`
+	Tokens  int         `json:"tokens"`
+	Steps   []TraceStep `json:"steps"`
+	// Outcome is a business outcome the agent declared, with the predicate
+	// that shows it.
+	Outcome *Outcome `json:"outcome,omitempty"`
+	// Checkpoint is the state the agent claimed and the audit confirmed.
+	Checkpoint *Predicate `json:"checkpoint,omitempty"`
+	// Inputs maps goal literals the agent typed to input names.
+	Inputs map[string]string `json:"inputs,omitempty"`
+	// Prerequisites are capabilities the run called (sign-on).
+	Prerequisites []Prerequisite `json:"prerequisites,omitempty"`
+	Finished      bool           `json:"finished"`
+}

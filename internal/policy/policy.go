@@ -83,8 +83,9 @@ type Request struct {
 	// Epoch and Holder identify the lease the action runs under.
 	Epoch  uint64
 	Holder string
-	// Confirmed is a human's explicit confirmation of an irreversible action
-	// (HUMAN profile).
+	// Confirmed is an explicit confirmation of an irreversible action: the
+	// operator's (HUMAN profile), or under DISCOVERY an approval or a scoped
+	// grant the autonomy guard consumed for exactly this action.
 	Confirmed bool
 }
 
@@ -154,7 +155,7 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 				"the control %q is irreversible: the operator must confirm it", nodeName(req.Node))
 		}
 	case ProfileDiscovery:
-		if risk == domain.RiskIrreversible && !e.cfg.AllowIrreversible {
+		if risk == domain.RiskIrreversible && !e.cfg.AllowIrreversible && !req.Confirmed {
 			return AuthorizedAction{}, deny("discovery_irreversible", domain.CodeApprovalRequired,
 				"discovery may not perform the irreversible action on %q without a grant", nodeName(req.Node))
 		}

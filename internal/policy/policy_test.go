@@ -146,8 +146,8 @@ func TestAuthorizeProfileRiskMatrix(t *testing.T) {
 			[3]want{allowed, allowed, {"discovery_irreversible", domain.CodeApprovalRequired}},
 		},
 		{
-			"discovery confirmation is not a grant", policy.Config{Profile: policy.ProfileDiscovery}, true,
-			[3]want{allowed, allowed, {"discovery_irreversible", domain.CodeApprovalRequired}},
+			"discovery: a consumed approval or grant confirms one action", policy.Config{Profile: policy.ProfileDiscovery}, true,
+			[3]want{allowed, allowed, allowed},
 		},
 		{"discovery with grant", policy.Config{Profile: policy.ProfileDiscovery, AllowIrreversible: true}, false, [3]want{allowed, allowed, allowed}},
 	}

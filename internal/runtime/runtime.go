@@ -197,9 +197,16 @@ type Result struct {
 	Risk       domain.Risk
 }
 
+// ActOption adjusts one Act call.
+type ActOption func(*policy.Request)
+
+// Confirmed marks the action as explicitly confirmed (an operator's
+// confirmation, or an approval or grant the autonomy guard consumed).
+func Confirmed() ActOption { return func(r *policy.Request) { r.Confirmed = true } }
+
 // Act resolves a.Target on snap (when it has one), authorizes and dispatches
 // the action. text is the resolved non-secret value for type and select.
-func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.Action, text string) (Result, error) {
+func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.Action, text string, opts ...ActOption) (Result, error) {
 	var res Result
 	a.Actor = d.actor
 	if err := d.lease.Check(d.holder, d.epoch); err != nil {
@@ -216,7 +223,11 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		n := snap.Nodes[r.Node]
 		res.Node = &n
 	}
-	auth, err := d.policy.Authorize(policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder})
+	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder}
+	for _, o := range opts {
+		o(&req)
+	}
+	auth, err := d.policy.Authorize(req)
 	if err != nil {
 		d.emit("policy_denied", a.StepID, map[string]any{"error": err.Error(), "action": string(a.Type)})
 		return res, err
