@@ -96,6 +96,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(newCmdMockapp(f, nil))
 	root.AddCommand(newCmdReplay(f, nil))
 	root.AddCommand(newCmdDemo(f, nil))
+	root.AddCommand(newCmdDiscover(f, nil))
 	return root
 }
 

@@ -171,3 +171,35 @@ func writeAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// AppendLine writes v, redacted, as one JSON line appended to the run's file
+// name (for example steps.jsonl), unbuffered: a line is on disk when
+// AppendLine returns. It refuses names outside the run directory and the
+// bundle's own files.
+func (b *Bundle) AppendLine(name string, v any) error {
+	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" {
+		return fmt.Errorf("evidence: bad file name %q", name)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("evidence: encode %s line: %w", name, err)
+	}
+	raw, err = b.red.JSON(raw)
+	if err != nil {
+		return fmt.Errorf("evidence: redact %s line: %w", name, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil {
+		return fmt.Errorf("evidence: bundle closed")
+	}
+	f, err := os.OpenFile(filepath.Join(b.dir, name), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("evidence: open %s: %w", name, err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(raw, '\n')); err != nil {
+		return fmt.Errorf("evidence: write %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+// Package recorder compiles a discovery (or human demonstration) trace into
+// a draft capability and writes it as commented YAML for review.
+//
+// [Compile] turns a [domain.Trace] into a [domain.Capability] plus review
+// notes: what a person must check before the draft is sealed and approved.
+// The rules, in short:
+//
+//   - Only steps with verdict "ok" are compiled; every other step is dropped
+//     with a note.
+//   - A step keeps the target the discovery run synthesized and re-resolved
+//     (never a bare CSS selector), else, with a note, the one its action
+//     named. A step with neither is dropped with a note: a single recorded
+//     node is not a snapshot to synthesize from.
+//   - Step ids are the action and the target's name (or anchor text) in
+//     snake_case, made unique with _2, _3 …
+//   - A typed or selected literal that appears in the goal (or that the trace
+//     maps to an input name) becomes a typed input, {$input: NAME}; its type
+//     and pattern are generalised from the literal's shape (digits →
+//     [0-9]{N}, letters → [A-Za-z]{N}, an amount → money, an ISO date →
+//     date). A value typed into a password or sensitive field becomes a
+//     sensitive input without example or pattern. Secret references are kept;
+//     other literals are kept and noted. A postcondition, checkpoint or
+//     outcome that mentions an input's value is left out with a note: it
+//     would not hold for another value.
+//   - An extraction becomes an extract step filling a typed output (money,
+//     date or string, inferred from the text read) with the matching
+//     transform.
+//   - The first navigation, when it comes first, is the entrypoint;
+//     same-origin URLs are written relative to {base_url}.
+//   - Observed postconditions become step postconditions, with a 10 s wait on
+//     steps that load a page. The declared outcome, the confirmed checkpoint
+//     and the prerequisites are carried over.
+//   - Recovery gets a transient_load rule (502/503/504 → reload) and, for a
+//     sign-on prerequisite, a session_expired rule that runs it again.
+//   - Escalation, policy (allowed domains and actions, step and time budgets),
+//     risk (the riskiest step; irreversible steps are gated) and provenance
+//     are filled in.
+//
+// The result is checked by marshalling it and loading it with
+// capability.Parse, so a compiled capability always validates as a draft.
+//
+// [Marshal] writes a capability as deterministic YAML in the key order of
+// the reference capabilities, with a schema modeline and the review notes as
+// header comments, omitting fields equal to their defaults. The output loads
+// with capability.Parse, hashes like the capability it was written from, and
+// can be sealed with capability.Seal.
+//
+// Nothing here reads a clock, the network or the file system; the compile
+// time comes from [Options.Now]. Every function is safe for concurrent use.
+package recorder
