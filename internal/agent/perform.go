@@ -238,11 +238,14 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 }
 
 func (l *loop) extract(snap *domain.UiSnapshot, t Turn, node *domain.Node, idx int, rep *StepReport, tokens int) *Result {
-	d, err := targeting.Synthesize(snap, idx)
+	d, independent, err := targeting.SynthesizeForRead(snap, idx)
 	if err != nil {
 		rep.Verdict, rep.Notice = "refused", fmt.Sprintf("element [%d] cannot be described uniquely: %v", *t.Element, err)
 		l.notice(rep.Notice)
 		return l.fail(rep)
+	}
+	if !independent {
+		l.notice(fmt.Sprintf("element [%d] could only be described by the value it shows; a replay on another record may not find it", *t.Element))
 	}
 	res, err := targeting.Resolve(snap, d)
 	if err != nil || res.Node != idx {

@@ -15,21 +15,25 @@ import (
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/agent"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/model/cassette"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/surface/browser"
 )
 
 type demoOptions struct {
-	IO      *IOStreams
-	Env     func(string) string
-	Dir     string
-	DataDir string
-	Browser string
-	JSON    bool
+	IO       *IOStreams
+	Env      func(string) string
+	Dir      string
+	Cassette string
+	DataDir  string
+	Browser  string
+	JSON     bool
 }
 
 func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
@@ -60,6 +64,7 @@ func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cob
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dir, "capabilities", "examples/capabilities", "directory of the reference capabilities")
+	cmd.Flags().StringVar(&opts.Cassette, "cassette", "examples/cassettes/savings_balance.json", "recorded discovery of the savings-balance goal")
 	cmd.Flags().StringVar(&opts.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
 	cmd.Flags().StringVar(&opts.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stages as JSON")
@@ -92,6 +97,8 @@ type demoStage struct {
 	Record  *domain.RunRecord `json:"record,omitempty"`
 	Pass    bool              `json:"pass"`
 	Problem string            `json:"problem,omitempty"`
+	// Detail describes a discovery stage's result.
+	Detail string `json:"detail,omitempty"`
 }
 
 const lookupCap = "memberdesk.savings_balance"
@@ -191,7 +198,21 @@ func runDemo(ctx context.Context, o *demoOptions) error {
 			if !st.Pass {
 				mark = "FAIL"
 			}
-			fmt.Fprintf(o.IO.Out, "%-3d %-36s %-5s %-17s %6d  %s\n", i+1, st.Name, mark, statusOf(st.Record), durationOf(st.Record), stageDetail(st))
+			st.Detail = stageDetail(st)
+			fmt.Fprintf(o.IO.Out, "%-3d %-36s %-5s %-17s %6d  %s\n", i+1, st.Name, mark, statusOf(st.Record), durationOf(st.Record), st.Detail)
+		}
+	}
+	for _, st := range runDiscoveryStages(ctx, o, ctl, app.URL(), br, red, logger) {
+		stages = append(stages, st)
+		if !st.Pass {
+			failed++
+		}
+		if !o.JSON {
+			mark := "PASS"
+			if !st.Pass {
+				mark = "FAIL"
+			}
+			fmt.Fprintf(o.IO.Out, "%-3d %-36s %-5s %-17s %6d  %s\n", len(stages), st.Name, mark, statusOf(st.Record), durationOf(st.Record), st.Detail)
 		}
 	}
 	if o.JSON {
@@ -365,3 +386,72 @@ func (c *controlClient) get(path string, into any) error {
 	}
 	return json.NewDecoder(resp.Body).Decode(into)
 }
+
+// runDiscoveryStages replays the recorded discovery of the savings-balance
+// goal (offline: the cassette answers, no key, no network), compiles and
+// seals the trace, and replays the compiled capability (the eval run).
+func runDiscoveryStages(ctx context.Context, o *demoOptions, ctl *controlClient, base string, br *browser.Browser,
+	red *redact.Redactor, logger *slog.Logger) []*demoStage {
+	disc := &demoStage{Name: "discovery from the cassette (no key)", Capability: "memberdesk.savings_balance_discovered"}
+	comp := &demoStage{Name: "compile and seal", Capability: disc.Capability}
+	eval := &demoStage{Name: "eval replay of the compiled capability", Capability: disc.Capability, WantStatus: domain.StatusSuccess}
+	all := []*demoStage{disc, comp, eval}
+	fail := func(from int, format string, args ...any) []*demoStage {
+		for _, st := range all[from:] {
+			st.Pass, st.Problem, st.Detail = false, fmt.Sprintf(format, args...), fmt.Sprintf(format, args...)
+		}
+		return all
+	}
+	if err := ctl.post("/_control/reset", nil); err != nil {
+		return fail(0, "reset mock app: %v", err)
+	}
+	m, err := cassette.Open(o.Cassette, cassette.WithRedact(red.String))
+	if err != nil {
+		return fail(0, "%v", err)
+	}
+	out, err := discoverCompileEval(ctx, discoverParams{
+		Agent: agent.Config{
+			Model: m, Goal: demoGoal, BaseURL: base,
+			Secrets:     mapSecrets{"corebank_operator": demoOperator, "corebank_password": demoPassword},
+			SecretNames: []string{"corebank_operator", "corebank_password"}, Redactor: red, DataDir: o.DataDir,
+			RunID: newRunID(), Autonomy: agent.LevelAuto, Budget: agent.Budget{MaxSteps: defaultDiscoverySteps, Deadline: 5 * time.Minute},
+			Logger: logger,
+		},
+		Open:         func() (surface.Surface, error) { return br.NewSession(ctx) },
+		Out:          filepath.Join(o.DataDir, "discovered"),
+		ID:           disc.Capability,
+		Version:      "1.0.0",
+		ProvenanceID: "cassette-demo",
+		Eval:         true,
+	})
+	if err != nil {
+		return fail(0, "%v", err)
+	}
+	d := out.Discovery
+	disc.Pass = d.Status == agent.StatusFinished
+	disc.Detail = fmt.Sprintf("%s after %d steps, %d tokens (%s)", d.Status, d.Steps, d.Tokens, m.ID())
+	if !disc.Pass {
+		disc.Problem = disc.Detail + ": " + d.Reason
+		return fail(1, "discovery did not finish")
+	}
+	comp.Pass = out.File != "" && out.ContentHash != ""
+	comp.Detail = fmt.Sprintf("%s %s", out.Capability, out.ContentHash)
+	if !comp.Pass {
+		comp.Problem = "no sealed capability"
+		return fail(2, "nothing to replay")
+	}
+	eval.Record = out.Eval
+	eval.Pass = out.Eval != nil && out.Eval.Status == domain.StatusSuccess && fmt.Sprint(out.Eval.Outputs["savings_balance"]) == "1234.56"
+	eval.Detail = stageDetail(eval)
+	if !eval.Pass {
+		eval.Problem = "no eval run"
+		if out.Eval != nil {
+			eval.Problem = fmt.Sprintf("eval run %s %s: %s", out.Eval.Status, out.Eval.FailureCode, out.Eval.Message)
+		}
+		eval.Detail = eval.Problem
+	}
+	return all
+}
+
+// demoGoal is the goal the checked-in cassette was recorded for.
+const demoGoal = "Look up the savings balance, status and as-of date of member 12345"

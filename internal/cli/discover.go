@@ -114,13 +114,13 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 	fl.StringVar(&opts.Goal, "goal", "", "what to do, in words (required)")
 	fl.StringVar(&opts.Target, "target", "", "base URL of the application (required)")
 	fl.StringVar(&opts.Out, "out", "", "directory to write the compiled capability to (required)")
-	fl.StringVar(&opts.Model, "model", "", "openai[:ID], anthropic[:ID] or exec:COMMAND")
+	fl.StringVar(&opts.Model, "model", "openai", "openai[:ID], anthropic[:ID] or exec:COMMAND")
 	fl.StringVar(&opts.BaseURL, "llm-base-url", "", "OpenAI-compatible API base URL (default $CUA_LLM_BASE_URL)")
 	fl.StringVar(&opts.Record, "record", "", "record every exchange with the model to FILE")
 	fl.StringVar(&opts.Cassette, "cassette", "", "replay a recorded exploration from FILE (no network, no key)")
 	fl.IntVar(&opts.Autonomy, "autonomy", agent.LevelAuto, "autonomy level 0-3")
 	fl.BoolVar(&opts.Sovereign, "sovereign", false, "delegate irreversible actions for this run (needs --deadline and a token or cost budget)")
-	fl.IntVar(&opts.MaxSteps, "max-steps", 40, "stop after this many steps")
+	fl.IntVar(&opts.MaxSteps, "max-steps", defaultDiscoverySteps, "stop after this many steps")
 	fl.IntVar(&opts.MaxTokens, "max-tokens", 0, "stop after this many tokens (0: no bound)")
 	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop after this many dollars (priced models only)")
 	fl.DurationVar(&opts.Deadline, "deadline", 10*time.Minute, "stop after this long")
@@ -139,6 +139,10 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 	return cmd
 }
 
+// defaultDiscoverySteps is --max-steps' default. The budget is part of what
+// the model is told, so a cassette recorded with it replays only with it.
+const defaultDiscoverySteps = 40
+
 var grantRE = regexp.MustCompile(`^(.+):([0-9]+)$`)
 
 func (o *discoverOptions) validate() error {
@@ -151,8 +155,6 @@ func (o *discoverOptions) validate() error {
 		return flagErrorf("--out is required")
 	case o.Record != "" && o.Cassette != "":
 		return flagErrorf("--record and --cassette cannot be combined")
-	case o.Cassette == "" && o.Model == "":
-		return flagErrorf("--model or --cassette is required")
 	case o.Autonomy < 0 || o.Autonomy > 3:
 		return flagErrorf("--autonomy %d: want 0-3", o.Autonomy)
 	case o.MaxSteps <= 0:
@@ -208,7 +210,7 @@ func (o *discoverOptions) validate() error {
 // newModel builds the model the flags name.
 func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
 	if o.Cassette != "" {
-		return cassette.Open(o.Cassette)
+		return cassette.Open(o.Cassette, cassette.WithRedact(red.String))
 	}
 	kind, id, _ := strings.Cut(o.Model, ":")
 	var m model.Model
@@ -290,15 +292,17 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 		return err
 	}
 	runID := newRunID()
+	provenanceID := runID
 	if o.Cassette != "" {
-		// A replayed exploration is reproducible: its run id comes from the
-		// cassette's content, and the capability carries no compile time.
+		// A replayed exploration is reproducible: the capability names the
+		// cassette (by content) instead of this run, and carries no compile
+		// time. The evidence still goes to this run's own directory.
 		raw, err := os.ReadFile(o.Cassette)
 		if err != nil {
 			return err
 		}
 		sum := sha256.Sum256(raw)
-		runID = "cassette-" + hex.EncodeToString(sum[:6])
+		provenanceID = "cassette-" + hex.EncodeToString(sum[:6])
 	}
 	var br *browser.Browser
 	openSurface := func() (surface.Surface, error) {
@@ -319,10 +323,6 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 			br.Close()
 		}
 	}()
-	sess, err := openSurface()
-	if err != nil {
-		return err
-	}
 	progress := func(r agent.StepReport) {
 		if o.JSON {
 			return
@@ -333,74 +333,117 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 		}
 		fmt.Fprintln(o.IO.ErrOut, red.String(line))
 	}
-	res, err := agent.Run(ctx, agent.Config{
-		Model: m, Surface: sess, Goal: o.Goal, BaseURL: o.Target, Secrets: o.secrets,
-		SecretNames: o.secretNames(os.Environ()), Redactor: red, DataDir: o.DataDir, RunID: runID,
-		Autonomy: o.Autonomy, Sovereign: o.Sovereign, Grants: o.grants, Approver: o.approver(),
-		Budget:   agent.Budget{MaxSteps: o.MaxSteps, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Deadline: o.Deadline},
-		KillFile: o.KillFile, Progress: progress, Frameless: o.Surface == "state", Logger: logger,
+	out, err := discoverCompileEval(ctx, discoverParams{
+		Agent: agent.Config{
+			Model: m, Goal: o.Goal, BaseURL: o.Target, Secrets: o.secrets,
+			SecretNames: o.secretNames(os.Environ()), Redactor: red, DataDir: o.DataDir, RunID: runID,
+			Autonomy: o.Autonomy, Sovereign: o.Sovereign, Grants: o.grants, Approver: o.approver(),
+			Budget:   agent.Budget{MaxSteps: o.MaxSteps, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Deadline: o.Deadline},
+			KillFile: o.KillFile, Progress: progress, Frameless: o.Surface == "state", Logger: logger,
+		},
+		Open: openSurface, Out: o.Out, ID: o.ID, Version: o.Version, ProvenanceID: provenanceID,
+		CompiledAt: o.compileTime(), LibraryDir: o.Library, Eval: !o.NoEval,
 	})
-	sess.Close()
 	if err != nil {
 		return err
+	}
+	var exit error
+	switch {
+	case out.File == "":
+		exit = &ExitError{Code: 2}
+	case out.Eval != nil && out.Eval.ExitCode != 0:
+		exit = &ExitError{Code: out.Eval.ExitCode}
+	}
+	return o.report(out, exit)
+}
+
+// discoverParams is one discovery, compile and eval run.
+type discoverParams struct {
+	// Agent is the discovery configuration without its Surface.
+	Agent        agent.Config
+	Open         func() (surface.Surface, error)
+	Out          string
+	ID, Version  string
+	ProvenanceID string
+	CompiledAt   func() time.Time
+	LibraryDir   string
+	Eval         bool
+}
+
+// discoverCompileEval explores once, compiles and seals the trace into
+// Out, and replays the result on the same application. A discovery that did
+// not finish returns a result without File.
+func discoverCompileEval(ctx context.Context, p discoverParams) (*discoverResult, error) {
+	sess, err := p.Open()
+	if err != nil {
+		return nil, err
+	}
+	cfg := p.Agent
+	cfg.Surface = sess
+	res, err := agent.Run(ctx, cfg)
+	sess.Close()
+	if err != nil {
+		return nil, err
 	}
 	out := &discoverResult{SchemaVersion: JSONSchemaVersion, Discovery: res}
 	if res.Status != agent.StatusFinished && res.Status != agent.StatusOutcome {
-		return o.report(out, &ExitError{Code: 2})
+		return out, nil
 	}
-	comp, err := recorder.Compile(res.Trace, recorder.Options{ID: o.ID, Version: o.Version, Now: o.compileTime()})
+	res.Trace.RunID = p.ProvenanceID
+	comp, err := recorder.Compile(res.Trace, recorder.Options{ID: p.ID, Version: p.Version, Now: p.CompiledAt})
 	if err != nil {
-		return fmt.Errorf("compile: %w", err)
+		return nil, fmt.Errorf("compile: %w", err)
 	}
 	text, err := recorder.Marshal(comp.Capability, comp.Notes)
 	if err != nil {
-		return fmt.Errorf("compile: %w", err)
+		return nil, fmt.Errorf("compile: %w", err)
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return fmt.Errorf("--out: %w", err)
+	if err := os.MkdirAll(p.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
 	}
-	file := filepath.Join(o.Out, comp.Capability.ID+"@"+comp.Capability.Version+".yaml")
+	file := filepath.Join(p.Out, comp.Capability.ID+"@"+comp.Capability.Version+".yaml")
 	if err := capability.WriteFileAtomic(file, text); err != nil {
-		return fmt.Errorf("write capability: %w", err)
+		return nil, fmt.Errorf("write capability: %w", err)
 	}
 	hash, err := capability.Seal(file)
 	if err != nil {
-		return fmt.Errorf("seal: %w", err)
+		return nil, fmt.Errorf("seal: %w", err)
 	}
 	out.File, out.Capability, out.ContentHash, out.ReviewNotes = file, comp.Capability.Ref(), hash, comp.Notes
-	if o.NoEval {
-		return o.report(out, nil)
+	if !p.Eval {
+		return out, nil
 	}
 	loaded, err := capability.Load(file)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	inputs := map[string]string{}
 	for literal, name := range res.Trace.Inputs {
 		inputs[name] = literal
 	}
 	out.EvalInputs = inputs
-	lib, err := o.library(loaded)
-	if err != nil {
-		return err
+	dir := p.LibraryDir
+	if dir == "" {
+		dir = p.Out
 	}
-	evalSess, err := openSurface()
+	lib, err := replay.LoadDir(dir)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	lib.Add(loaded)
+	evalSess, err := p.Open()
+	if err != nil {
+		return nil, err
 	}
 	defer evalSess.Close()
-	rec, err := replay.Run(ctx, replay.Options{Capability: loaded, Library: lib, Inputs: inputs, BaseURL: o.Target,
-		Surface: evalSess, Secrets: o.secrets, Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
+	rec, err := replay.Run(ctx, replay.Options{Capability: loaded, Library: lib, Inputs: inputs, BaseURL: cfg.BaseURL,
+		Surface: evalSess, Secrets: cfg.Secrets, Redactor: cfg.Redactor, DataDir: cfg.DataDir, RunID: newRunID(), Logger: cfg.Logger})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rec.Message = red.String(rec.Message)
+	rec.Message = cfg.Redactor.String(rec.Message)
 	out.Eval = rec
-	var exit error
-	if rec.ExitCode != 0 {
-		exit = &ExitError{Code: rec.ExitCode}
-	}
-	return o.report(out, exit)
+	return out, nil
 }
 
 func (o *discoverOptions) compileTime() func() time.Time {
@@ -408,19 +451,6 @@ func (o *discoverOptions) compileTime() func() time.Time {
 		return nil
 	}
 	return time.Now
-}
-
-func (o *discoverOptions) library(l *capability.Loaded) (*replay.DirLibrary, error) {
-	dir := o.Library
-	if dir == "" {
-		dir = o.Out
-	}
-	lib, err := replay.LoadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	lib.Add(l)
-	return lib, nil
 }
 
 // approver asks on the terminal when one is attached, else nothing (the
@@ -481,4 +511,3 @@ func trim(s string, n int) string {
 	}
 	return string([]rune(s)[:n-1]) + "…"
 }
-

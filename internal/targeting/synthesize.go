@@ -198,3 +198,29 @@ func anchorsFor(s *domain.UiSnapshot, i int) []domain.Anchor {
 	}
 	return out
 }
+
+// SynthesizeForRead describes node i for reading its value (an extract
+// step): a descriptor that does not depend on the text it reads, so it finds
+// the same field on another record. It tries the node's anchors (row_of,
+// labelled_by, adjacent_to) without a name, and falls back to [Synthesize]
+// when no anchor describes the node uniquely; the bool reports whether the
+// result is value independent.
+func SynthesizeForRead(s *domain.UiSnapshot, i int) (domain.TargetDescriptor, bool, error) {
+	if s == nil || i < 0 || i >= len(s.Nodes) {
+		return domain.TargetDescriptor{}, false, domain.Errorf(domain.CodeTargetNotFound, "no node %d to describe", i)
+	}
+	n := &s.Nodes[i]
+	var sc *domain.Scope
+	if n.Frame != "" {
+		sc = &domain.Scope{Frame: n.Frame}
+	}
+	for _, a := range anchorsFor(s, i) {
+		d := domain.TargetDescriptor{Role: n.Role, Anchor: &a, Scope: sc}
+		if res, err := Resolve(s, d); err == nil && res.Node == i {
+			d.RecordedStrategy = res.Strategy
+			return d, true, nil
+		}
+	}
+	d, err := Synthesize(s, i)
+	return d, false, err
+}

@@ -121,3 +121,33 @@ func TestSynthesizeErrors(t *testing.T) {
 		t.Errorf("hidden: %v", err)
 	}
 }
+
+func TestSynthesizeForReadIsValueIndependent(t *testing.T) {
+	t.Parallel()
+	s := perception.Normalize(&domain.UiSnapshot{
+		Frames: []domain.Frame{{Path: "", Root: 0}},
+		Nodes: []domain.Node{
+			{Index: 0, Role: "RootWebArea", Parent: -1, Children: []int{1}},
+			{Index: 1, Role: "LayoutTable", Parent: 0, Children: []int{2, 5}},
+			{Index: 2, Role: "LayoutTableRow", Parent: 1, Children: []int{3, 4}},
+			{Index: 3, Role: "LayoutTableCell", Name: "Savings Balance", Parent: 2},
+			{Index: 4, Role: "LayoutTableCell", Name: "$1,234.56", Parent: 2},
+			{Index: 5, Role: "LayoutTableRow", Parent: 1, Children: []int{6, 7}},
+			{Index: 6, Role: "LayoutTableCell", Name: "Status", Parent: 5},
+			{Index: 7, Role: "LayoutTableCell", Name: "Active", Parent: 5},
+		},
+	})
+	var value int = -1
+	for i, n := range s.Nodes {
+		if n.Name == "$1,234.56" {
+			value = i
+		}
+	}
+	d, independent, err := SynthesizeForRead(s, value)
+	if err != nil || !independent {
+		t.Fatalf("SynthesizeForRead: %+v %v %v", d, independent, err)
+	}
+	if d.Name != nil || d.Anchor == nil || d.Anchor.Relation != domain.RelRowOf || d.Anchor.Text != "Savings Balance" {
+		t.Errorf("descriptor %+v, want a row_of anchor on Savings Balance without a name", d)
+	}
+}
