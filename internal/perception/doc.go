@@ -20,6 +20,11 @@
 // [AppendFold] are its allocation-free forms. [Text] is the visible text of a
 // node; [TextFoldEqual] compares it folded without building it.
 //
+// [ElementList] renders the compact numbered list of a normalised
+// snapshot's interesting nodes that a model reads. [StableProgressKey] is
+// the bounded, order-independent projection of an application's own state
+// that state-driven surfaces use as their progress signal.
+//
 // [Synthetic] builds deterministic raw snapshots of any size for benchmarks
 // and tests of this package and of its consumers.
 //
