@@ -67,6 +67,8 @@
 //	POST /_control/reset    clears faults, sessions, ledger, counters, notice; variant from Options
 //	GET  /_control/state    [State]
 //	GET  /_control/ledger   {"entries": [LedgerEntry...]}
+//	POST /_control/drift    {"kind": "benign"|"semantic"|"off", "seed": N, "change": NAME}
+//	GET  /_control/drift    the drift variant in force and its decoy hits (see drift.go)
 //
 // A refused control request is 400 {"error": ..., "field": ...}. The faults
 // are [FaultTransientLoad], [FaultSessionTimeout], [FaultUndeclaredDialog],

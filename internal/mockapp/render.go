@@ -72,6 +72,9 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, p page) {
 	if !notice && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, contentPrefix) {
 		notice = s.noticeOnGet()
 	}
+	if !notice && s.renderDrift(w, r, p) {
+		return
+	}
 	next := p.back
 	if next == "" {
 		next = r.URL.Path

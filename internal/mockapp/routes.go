@@ -49,6 +49,8 @@ func (s *Server) routes() *http.ServeMux {
 	handle(mux, controlPrefix+"reset", methods{http.MethodPost: s.handleReset})
 	handle(mux, controlPrefix+"state", methods{http.MethodGet: s.handleState})
 	handle(mux, controlPrefix+"ledger", methods{http.MethodGet: s.handleLedger})
+	s.driftRoutes(mux)
+	s.automationRoutes(mux) // statecontract.go
 	mux.HandleFunc("/", notFound)
 	return mux
 }

@@ -57,6 +57,7 @@ type state struct {
 	subSeq        int
 	ledger        []LedgerEntry
 	requests      map[string]int
+	drift         driftState // see drift.go
 }
 
 // reset empties the state and selects variant.
