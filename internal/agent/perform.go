@@ -220,7 +220,7 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 		l.notice(rep.Notice)
 		return l.fail(rep)
 	}
-	after, verdict, post := l.verify(ctx, before, t, a, text)
+	after, verdict, post := l.verify(ctx, before, key, t, a, text)
 	step.Verdict = verdict
 	step.Postcondition = post
 	rep.Verdict = verdict

@@ -23,7 +23,7 @@ type witness struct {
 // circumstantial witnesses agreeing, make it "ok"; a silent witness never
 // fails an action ("unverified"). It also returns the postcondition the
 // recorder will keep: a heading that appeared, or the predicted text.
-func (l *loop) verify(ctx context.Context, before *domain.UiSnapshot, t Turn, a domain.Action, text string) (*domain.UiSnapshot, string, *domain.Predicate) {
+func (l *loop) verify(ctx context.Context, before *domain.UiSnapshot, beforeKey string, t Turn, a domain.Action, text string) (*domain.UiSnapshot, string, *domain.Predicate) {
 	wctx, cancel := context.WithTimeout(ctx, l.cfg.VerifyWait)
 	_ = l.disp.WaitChange(wctx, before.Seq)
 	cancel()
@@ -32,7 +32,7 @@ func (l *loop) verify(ctx context.Context, before *domain.UiSnapshot, t Turn, a 
 		return nil, "unverified", nil
 	}
 	var ws []witness
-	ws = append(ws, witness{name: "snapshot", says: boolSay(after.Fingerprint != before.Fingerprint || l.progressKey(after) != l.progressKey(before))})
+	ws = append(ws, witness{name: "snapshot", says: boolSay(after.Fingerprint != before.Fingerprint || l.progressKey(after) != beforeKey)})
 	ws = append(ws, witness{name: "url", says: boolSay(frameURLs(after) != frameURLs(before))})
 	if a.Target != nil && (a.Type == domain.ActType || a.Type == domain.ActSelect) {
 		if res, err := targeting.Resolve(after, *a.Target); err == nil {

@@ -402,13 +402,13 @@ func TestDroppedStepsNoted(t *testing.T) {
 	noURL := domain.TraceStep{Action: domain.Action{Type: domain.ActNavigate}}
 	tr := traceOf("search", clickStep("link", "Member Search"), skipped, denied, unverified, odd, raw, nodeOnly, noURL, clickStep("button", "Search"))
 	res, _ := mustCompile(t, tr, testOptions())
-	if got := stepIDs(res.Capability); !slices.Equal(got, []string{"click_member_search", "click_search"}) {
+	if got := stepIDs(res.Capability); !slices.Equal(got, []string{"click_member_search", "click_help", "click_search"}) {
 		t.Errorf("steps = %v", got)
 	}
 	for _, want := range [][]string{
 		{"trace step 1 (click button \"Clear\"", "dropped: skipped"},
 		{"trace step 2 (click button \"Delete member\"", "dropped: denied by policy"},
-		{"trace step 3 (click link \"Help\"", "dropped: unverified"},
+		{"trace step 3 (click link \"Help\"", "kept although no witness confirmed"},
 		{"trace step 4", `unknown verdict "maybe"`},
 		{"trace step 5 (raw_input)", "console action"},
 		{"trace step 6 (click button \"Lonely\")", "no target descriptor was recorded"},

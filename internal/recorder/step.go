@@ -61,10 +61,13 @@ func literalOf(ts *domain.TraceStep) (string, bool) {
 // Trace step verdicts.
 const verdictOK = "ok"
 
+// verdictUnverified marks a step no witness confirmed or denied: a silent
+// witness never fails an action, so the step is kept, with a review note.
+const verdictUnverified = "unverified"
+
 var verdictReasons = map[string]string{
-	"skipped":    "skipped (its dispatch failed)",
-	"denied":     "denied by policy",
-	"unverified": "unverified (no witness confirmed its effect)",
+	"skipped": "skipped (its dispatch failed)",
+	"denied":  "denied by policy",
 }
 
 func (k *compiler) drop(ts *domain.TraceStep, reason string) {
@@ -76,7 +79,9 @@ func (k *compiler) drop(ts *domain.TraceStep, reason string) {
 // step compiles trace step i, or drops it with a note.
 func (k *compiler) step(i int) {
 	ts := &k.t.Steps[i]
-	if ts.Verdict != verdictOK {
+	if ts.Verdict == verdictUnverified {
+		k.notes = append(k.notes, fmt.Sprintf("trace step %d (%s) kept although no witness confirmed its effect: check it does what it should", ts.Index, describeTraceStep(ts)))
+	} else if ts.Verdict != verdictOK {
 		reason, ok := verdictReasons[ts.Verdict]
 		if !ok {
 			reason = fmt.Sprintf("unknown verdict %q", ts.Verdict)
