@@ -74,7 +74,7 @@ func TestCapabilityCommands(t *testing.T) {
 			wantCode: 1, wantOut: `"path": "inputs[0].pattern"`},
 		{name: "hash", args: []string{"capability", "hash", filepath.Join(examples, "memberdesk.savings_balance.yaml")}, wantOut: "sha256:"},
 		{name: "hash two files", args: []string{"capability", "hash", "a", "b"}, wantCode: 1, wantErr: "expected one FILE"},
-		{name: "unknown command", args: []string{"discover"}, wantCode: 1, wantErr: "unknown command"},
+		{name: "unknown command", args: []string{"frobnicate"}, wantCode: 1, wantErr: "unknown command"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
