@@ -176,8 +176,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if bundle != nil {
 		events = bundle
 	}
+	seen := &runtime.SecretLog{}
 	disp, err := runtime.New(runtime.Config{Surface: cfg.Surface, Policy: pol, Lease: hitl.NewLease(holder), Holder: holder,
-		Secrets: cfg.Secrets, Redactor: cfg.Redactor, Events: events, Now: cfg.Now, Logger: cfg.Logger, Actor: domain.ActorAgent})
+		Secrets: cfg.Secrets, Redactor: cfg.Redactor, Events: events, Now: cfg.Now, Logger: cfg.Logger, Actor: domain.ActorAgent,
+		SecretLog: seen})
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +193,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.KillFile != "" {
 		go watchKillFile(ctx, cfg.KillFile, cancel)
 	}
-	l := &loop{cfg: cfg, disp: disp, bundle: bundle, start: cfg.Now(),
+	l := &loop{cfg: cfg, disp: disp, bundle: bundle, start: cfg.Now(), secrets: seen,
 		guard:   &guard{level: cfg.Autonomy, sovereign: cfg.Sovereign, grants: append([]Grant(nil), cfg.Grants...), approver: cfg.Approver},
 		trace:   &domain.Trace{Goal: cfg.Goal, BaseURL: cfg.BaseURL, Surface: domain.SurfaceWeb, Model: cfg.Model.ID(), RunID: cfg.RunID, Inputs: map[string]string{}},
 		outputs: map[string]string{},
@@ -232,12 +234,13 @@ func watchKillFile(ctx context.Context, path string, cancel context.CancelCauseF
 }
 
 type loop struct {
-	cfg    Config
-	disp   *runtime.Dispatcher
-	bundle *evidence.Bundle
-	guard  *guard
-	trace  *domain.Trace
-	start  time.Time
+	cfg     Config
+	disp    *runtime.Dispatcher
+	secrets *runtime.SecretLog
+	bundle  *evidence.Bundle
+	guard   *guard
+	trace   *domain.Trace
+	start   time.Time
 
 	steps   int
 	tokens  int
@@ -407,8 +410,23 @@ Rules:
 func (l *loop) decide(ctx context.Context, snap *domain.UiSnapshot, elems perception.Elements) (Turn, model.Usage, *Result) {
 	var total model.Usage
 	corrective := ""
+	var frame []byte
+	if l.cfg.Model.RequiresFrame() {
+		png, err := l.cfg.Surface.Screenshot(ctx)
+		if err != nil {
+			if errors.Is(err, surface.ErrNoFrame) {
+				return Turn{}, total, &Result{Status: StatusHarnessError, Reason: fmt.Sprintf("the model %s requires a screenshot and this surface has none", l.cfg.Model.ID())}
+			}
+			return Turn{}, total, &Result{Status: StatusAborted, Reason: "screenshot: " + err.Error()}
+		}
+		// Sensitive fields are masked before a frame leaves the process.
+		if frame, err = redact.MaskPNG(png, redact.SensitiveBoxes(snap), 1); err != nil {
+			return Turn{}, total, &Result{Status: StatusAborted, Reason: "mask screenshot: " + err.Error()}
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		req := model.Request{
+			Screenshot:  frame,
 			System:      systemPrompt,
 			Goal:        l.cfg.Redactor.String(l.cfg.Goal),
 			Context:     l.context(),

@@ -86,7 +86,24 @@ func (g *guard) check(ctx context.Context, p Proposal) (confirmed bool, err erro
 	if g.approver == nil {
 		return false, errNeedsApproval
 	}
-	ok, err := g.approver.Approve(ctx, p)
+	// An approver that ignores its context must not hold the run past its
+	// deadline, the kill file or an interrupt.
+	type answer struct {
+		ok  bool
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		ok, err := g.approver.Approve(ctx, p)
+		ch <- answer{ok, err}
+	}()
+	var a answer
+	select {
+	case a = <-ch:
+	case <-ctx.Done():
+		return false, fmt.Errorf("approval: %w", ctx.Err())
+	}
+	ok, err := a.ok, a.err
 	if err != nil {
 		return false, fmt.Errorf("approval: %w", err)
 	}

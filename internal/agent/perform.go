@@ -36,6 +36,11 @@ func (l *loop) perform(ctx context.Context, snap *domain.UiSnapshot, elems perce
 		l.notice(err.Error())
 		return l.fail(rep)
 	}
+	if node != nil && (l.secrets.Reveals(node.Name) || l.secrets.Reveals(node.Value) || l.secrets.Reveals(node.Description)) {
+		rep.Verdict, rep.Notice = "refused", fmt.Sprintf("element [%d] shows a secret; it cannot be read, described or acted on", *t.Element)
+		l.notice(rep.Notice)
+		return l.fail(rep)
+	}
 	if node != nil {
 		rep.Target = fmt.Sprintf("%s %q", node.Role, node.Name)
 	}
@@ -172,7 +177,8 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 		step.Node = &n
 	}
 	step.Action = a
-	risk := policy.Classify(a, node)
+	risk := domain.MaxRisk(policy.Classify(a, node), runtime.ImpliedRisk(snap, a, node))
+	a.Risk = risk
 	name := ""
 	if node != nil {
 		name = node.Name

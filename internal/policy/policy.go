@@ -83,6 +83,10 @@ type Request struct {
 	// Epoch and Holder identify the lease the action runs under.
 	Epoch  uint64
 	Holder string
+	// ImpliedRisk is the risk of what the action sets off beyond its node:
+	// Enter in a form field submits the form, so it carries the risk of the
+	// form's buttons. The runtime fills it from the snapshot.
+	ImpliedRisk domain.Risk
 	// Confirmed is an explicit confirmation of an irreversible action: the
 	// operator's (HUMAN profile), or under DISCOVERY an approval or a scoped
 	// grant the autonomy guard consumed for exactly this action.
@@ -136,7 +140,7 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 	default:
 		return AuthorizedAction{}, deny("risk", domain.CodePolicyDenied, "step %q declares an unknown risk tier %q", a.StepID, a.Risk)
 	}
-	computed := Classify(a, req.Node)
+	computed := domain.MaxRisk(Classify(a, req.Node), req.ImpliedRisk)
 	risk := domain.MaxRisk(computed, a.Risk)
 	switch e.cfg.Profile {
 	case ProfileAutomation:

@@ -223,7 +223,8 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		n := snap.Nodes[r.Node]
 		res.Node = &n
 	}
-	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder}
+	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder,
+		ImpliedRisk: ImpliedRisk(snap, a, res.Node)}
 	for _, o := range opts {
 		o(&req)
 	}
@@ -295,3 +296,39 @@ func (d *Dispatcher) emit(typ, step string, data map[string]any) {
 
 // Emit records an engine event (step started, recovery, outcome).
 func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, step, data) }
+
+// ImpliedRisk is the risk an action carries beyond its own node: a key that
+// submits (Enter, Space on a button) takes the highest name risk of the
+// buttons in the same frame and region as the node it lands on, or as the
+// focused node when it names none.
+func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
+	if a.Type != domain.ActPressKey || snap == nil || (a.Key != "Enter" && a.Key != "Space") {
+		return domain.RiskSafe
+	}
+	if n == nil {
+		for i := range snap.Nodes {
+			if snap.Nodes[i].States.Focused {
+				n = &snap.Nodes[i]
+				break
+			}
+		}
+	}
+	if n == nil {
+		// Nothing known has focus: the key may submit anything on screen.
+		risk := domain.RiskSafe
+		for i := range snap.Nodes {
+			if b := &snap.Nodes[i]; b.Role == "button" {
+				risk = domain.MaxRisk(risk, policy.NameRisk(b.Name+" "+b.Description))
+			}
+		}
+		return risk
+	}
+	risk := policy.Classify(domain.Action{Type: domain.ActClick}, n)
+	for i := range snap.Nodes {
+		b := &snap.Nodes[i]
+		if b.Role == "button" && b.Frame == n.Frame && b.Region == n.Region {
+			risk = domain.MaxRisk(risk, policy.NameRisk(b.Name+" "+b.Description))
+		}
+	}
+	return risk
+}

@@ -649,3 +649,35 @@ func TestSecretLog(t *testing.T) {
 		})
 	}
 }
+
+func TestImpliedRiskOfEnter(t *testing.T) {
+	t.Parallel()
+	snap := &domain.UiSnapshot{Nodes: []domain.Node{
+		{Index: 0, Role: "document", Parent: -1},
+		{Index: 1, Role: "textbox", Name: "Amount", Frame: "content", Region: "Review Transfer", Parent: 0, States: domain.NodeStates{Focused: true}},
+		{Index: 2, Role: "button", Name: "Submit transfer", Frame: "content", Region: "Review Transfer", Parent: 0},
+		{Index: 3, Role: "textbox", Name: "Member number", Frame: "content", Region: "Member Search", Parent: 0},
+		{Index: 4, Role: "button", Name: "Search", Frame: "content", Region: "Member Search", Parent: 0},
+	}}
+	enter := domain.Action{Type: domain.ActPressKey, Key: "Enter"}
+	tests := []struct {
+		name string
+		a    domain.Action
+		n    *domain.Node
+		want domain.Risk
+	}{
+		{"Enter in a transfer form submits it", enter, &snap.Nodes[1], domain.RiskIrreversible},
+		{"Enter in a search form", enter, &snap.Nodes[3], domain.RiskSafe},
+		{"untargeted Enter lands on the focused field", enter, nil, domain.RiskIrreversible},
+		{"Tab submits nothing", domain.Action{Type: domain.ActPressKey, Key: "Tab"}, &snap.Nodes[1], domain.RiskSafe},
+		{"a click is judged by its own node", domain.Action{Type: domain.ActClick}, &snap.Nodes[4], domain.RiskSafe},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := runtime.ImpliedRisk(snap, tt.a, tt.n); got != tt.want {
+				t.Errorf("ImpliedRisk = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
