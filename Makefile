@@ -41,5 +41,5 @@ demo: deps build ## Run the verified story: every replay case against the mock b
 	$(BIN) demo
 
 .PHONY: bench
-bench: deps ## Time a warm replay of the reference lookup and target resolution (prints medians)
-	bench/replay.sh
+bench: deps ## Benchmarks (< 10 min): replay vs Playwright and bare CDP, cold start, scale, drift, engine; writes bench/results/latest.json
+	bench/replay.sh $(BENCH_FLAGS)

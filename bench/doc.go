@@ -1,5 +1,24 @@
-// Package bench holds cua's benchmarks: Go benchmarks of the replay engine
-// against the real browser and the mock app, of target resolution, and the
-// scripts that run them and print the numbers (see README "Performance").
-// Speed goals live here, never in timed unit tests.
+// Package bench holds cua's benchmarks. Speed goals live here, never in
+// timed unit tests.
+//
+//   - engine_bench_test.go: micro-benchmarks of the engine (target
+//     resolution in 1k/10k/100k-node snapshots, snapshot normalisation, the
+//     redactor on 1 MB, the content hash of the reference capability,
+//     event-chain append) and progresskey_bench_test.go (StableProgressKey
+//     on huge, cyclic and shared-child states). All are valid with
+//     -benchtime=1x.
+//   - replay_bench_test.go: a warm replay of the reference lookup in real
+//     Chromium against the mock app.
+//   - cmd/benchrun: the driver behind `make bench` (bench/replay.sh). It
+//     runs the micro-benchmarks, the reference lookup three ways
+//     interleaved (cua's engine in-process, Playwright with getByRole
+//     through node/pwworker.mjs, the cheapest chromedp program), the cold
+//     start of bin/cua, K concurrent sessions on one browser, and the
+//     reference lookup on the mock app's generated UI drift variants
+//     (internal/mockapp/drift.go); it prints one table and writes
+//     results/latest.json.
+//   - node/: the Playwright worker and its package.json and lockfile
+//     (playwright-core, driving /usr/bin/chromium).
+//
+// See README "Performance" for the latest numbers and how to reproduce them.
 package bench

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Times a warm replay of the reference lookup (browser running, session
-# signed on) and target resolution in a 10,000-node snapshot, and prints the
-# medians. Usage: bench/replay.sh [LOOKUPS]   (default 30)
+# Runs every cua benchmark through bench/cmd/benchrun and prints one table:
+# engine micro-benchmarks, the warm replay of the reference lookup against
+# Playwright and the bare-CDP floor (interleaved), the cold start of
+# bin/cua, K concurrent sessions on one browser, and the UI drift suite.
+# Writes bench/results/latest.json.
+#
+# Usage: bench/replay.sh [benchrun flags]
+#   bench/replay.sh                      # everything, about 5 minutes
+#   bench/replay.sh -n 10 -only speed    # a quick side-by-side
+#   bench/replay.sh -skip scale,drift    # see: go run ./bench/cmd/benchrun -h
 set -euo pipefail
 cd "$(dirname "$0")/.."
-n="${1:-30}"
-out=$(go test -run '^$' -bench 'ReplayLookup|Resolve10k' -benchtime "${n}x" -count 1 ./bench)
-echo "$out" | grep -E '^Benchmark' >&2
-median=$(echo "$out" | awk '/^BenchmarkReplayLookup/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ms/median") print $i }')
-p95=$(echo "$out" | awk '/^BenchmarkReplayLookup/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ms/p95") print $i }')
-resolve=$(echo "$out" | awk '/^BenchmarkResolve10k/ { print $3 / 1e6 }')
-printf 'warm replay of the reference lookup: median %s ms, p95 %s ms over %s lookups (goal: < 150 ms)\n' "$median" "$p95" "$n"
-printf 'resolution of one target in a 10,000-node snapshot: %s ms (goal: < 1 ms)\n' "$resolve"
+
+command -v node >/dev/null || { echo "bench: node (20 or later) is required for the Playwright side" >&2; exit 1; }
+# playwright-core from bench/node's lockfile; it drives /usr/bin/chromium and
+# never downloads a browser.
+if [ ! -f bench/node/node_modules/.package-lock.json ] || [ bench/node/package-lock.json -nt bench/node/node_modules/.package-lock.json ]; then
+	(cd bench/node && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+fi
+go build -o bin/cua ./cmd/cua
+go build -o bin/benchrun ./bench/cmd/benchrun
+exec bin/benchrun "$@"

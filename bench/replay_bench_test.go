@@ -12,11 +12,9 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
-	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/surface/browser"
-	"github.com/cuahq/cua/internal/targeting"
 )
 
 const examples = "../examples/capabilities"
@@ -34,7 +32,8 @@ func (s secrets) Secret(ref string) (string, error) {
 // browser is running and the session signed on, so each iteration is the
 // lookup itself (entry navigation, open search, type, search, three
 // extractions), in-process as `cua replay` runs it. It reports the median
-// and p95 per lookup.
+// and p95 per lookup. bench/cmd/benchrun measures the same lookup side by
+// side with Playwright and the bare-CDP floor; this one needs only Go.
 func BenchmarkReplayLookup(b *testing.B) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil && os.Getenv("CUA_BROWSER") == "" {
 		b.Skip("no Chromium")
@@ -93,31 +92,3 @@ func BenchmarkReplayLookup(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// BenchmarkResolve10k resolves one semantic target and one anchored
-// target in a normalised 10,000-node snapshot.
-func BenchmarkResolve10k(b *testing.B) {
-	snap := perception.Normalize(perception.Synthetic(10000, 1))
-	// Pick a real node near the end so the scan is not short-circuited.
-	var target domain.TargetDescriptor
-	for i := len(snap.Nodes) - 1; i >= 0; i-- {
-		n := snap.Nodes[i]
-		if n.Role == "button" && n.Name != "" {
-			d, err := targeting.Synthesize(snap, i)
-			if err == nil {
-				target = d
-				break
-			}
-		}
-	}
-	if target.Role == "" {
-		b.Fatal("no button in the synthetic snapshot")
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if _, err := targeting.Resolve(snap, target); err != nil {
-			b.Fatal(err)
-		}
-	}
-}

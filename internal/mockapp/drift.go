@@ -126,6 +126,10 @@ type Drift struct {
 	Change   string   `json:"change,omitempty"`
 	Detail   string   `json:"detail,omitempty"`   // the change's parameter, e.g. the new label
 	Features []string `json:"features,omitempty"` // benign features on (semantic variants also churn ids and classes)
+	// Layout lists, per page (root, nav, search, member), the choices the
+	// variant makes beyond ids, classes and inline styles, as rendered for
+	// a fresh search and member 12345.
+	Layout map[string][]string `json:"layout,omitempty"`
 }
 
 // driftState is the drift part of the server state; Server.mu guards it.
@@ -168,11 +172,10 @@ func newDriftPlan(kind string, seed int64, change string) *driftPlan {
 			p.Detail = names[rng.IntN(len(names))]
 		}
 		switch {
+		case change == "currency_header":
+			p.Detail = `1,234.56 under a "Balance (EUR)" column header`
 		case strings.HasPrefix(change, "currency_"):
 			p.Detail = driftCurrency(change, 123456)
-		}
-		if change == "currency_header" {
-			p.Detail = `1,234.56 under a "Balance (EUR)" column header`
 		}
 	}
 	for _, f := range driftFeatures {
@@ -180,7 +183,22 @@ func newDriftPlan(kind string, seed int64, change string) *driftPlan {
 			p.Features = append(p.Features, f)
 		}
 	}
+	p.Layout = map[string][]string{}
+	for name, notes := range p.layout() {
+		if len(notes) > 0 {
+			p.Layout[name] = notes
+		}
+	}
 	return p
+}
+
+// layout renders the lookup's pages once to collect their choices.
+func (p *driftPlan) layout() map[string][]string {
+	_, root := p.rootPage()
+	_, nav := p.navPage(navData{Links: navLinks})
+	_, search := p.searchPageAlert(searchData{}, "")
+	_, member := p.memberPage(members["12345"], false)
+	return map[string][]string{"root": root, "nav": nav, "search": search, "member": member}
 }
 
 // driftCurrency formats cents the way a currency_* change shows money.
@@ -265,8 +283,10 @@ func (s *Server) handleDrift(w http.ResponseWriter, r *http.Request) {
 		cerr = &controlError{Error: fmt.Sprintf("kind: required; want %q, %q or %q", DriftBenign, DriftSemantic, DriftOff), Field: "kind"}
 	case *req.Kind != DriftBenign && *req.Kind != DriftSemantic && *req.Kind != DriftOff:
 		cerr = &controlError{Error: fmt.Sprintf("kind: %q; want %q, %q or %q", *req.Kind, DriftBenign, DriftSemantic, DriftOff), Field: "kind"}
-	case *req.Kind == DriftOff && (req.Seed != nil || req.Change != nil):
+	case *req.Kind == DriftOff && req.Seed != nil:
 		cerr = &controlError{Error: "seed: not allowed with kind \"off\"", Field: "seed"}
+	case *req.Kind == DriftOff && req.Change != nil:
+		cerr = &controlError{Error: "change: not allowed with kind \"off\"", Field: "change"}
 	case *req.Kind != DriftOff && req.Seed == nil:
 		cerr = &controlError{Error: "seed: required (a number >= 0; the same seed renders the same variant)", Field: "seed"}
 	case *req.Kind != DriftOff && *req.Seed < 0:
@@ -308,7 +328,8 @@ func (s *Server) handleDriftDecoy(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		p = newDriftPlan(DriftBenign, 0, "")
 	}
-	writeHTML(w, http.StatusOK, p.searchPage(searchData{}, true))
+	page, _ := p.searchPage(searchData{}, true)
+	writeHTML(w, http.StatusOK, page)
 }
 
 // handleDriftSearch is the member search behind duplicated search
@@ -335,7 +356,8 @@ func (s *Server) handleDriftSearch(w http.ResponseWriter, r *http.Request) {
 	if p == nil {
 		p = newDriftPlan(DriftBenign, 0, "")
 	}
-	writeHTML(w, http.StatusOK, p.memberPage(m, true))
+	page, _ := p.memberPage(m, true)
+	writeHTML(w, http.StatusOK, page)
 }
 
 func writeHTML(w http.ResponseWriter, status int, body string) {
@@ -354,19 +376,19 @@ func (s *Server) renderDrift(w http.ResponseWriter, r *http.Request, pg page) bo
 	var body string
 	switch pg.tmpl {
 	case tmplRoot:
-		body = p.rootPage()
+		body, _ = p.rootPage()
 	case tmplNav:
 		d, _ := pg.data.(navData)
-		body = p.navPage(d)
+		body, _ = p.navPage(d)
 	case tmplSearch:
 		d, _ := pg.data.(searchData)
-		body = p.searchPageAlert(d, pg.alert)
+		body, _ = p.searchPageAlert(d, pg.alert)
 	case tmplMember:
 		m, ok := members[r.PathValue("id")]
 		if !ok {
 			return false
 		}
-		body = p.memberPage(m, false)
+		body, _ = p.memberPage(m, false)
 	default:
 		return false
 	}
@@ -382,8 +404,13 @@ func (s *Server) renderDrift(w http.ResponseWriter, r *http.Request, pg page) bo
 // page), so a page does not depend on which pages were rendered before.
 type dw struct {
 	strings.Builder
-	p   *driftPlan
-	rng *rand.Rand
+	p     *driftPlan
+	rng   *rand.Rand
+	notes []string // the choices made, for GET /_control/drift
+}
+
+func (w *dw) note(format string, args ...any) {
+	w.notes = append(w.notes, fmt.Sprintf(format, args...))
 }
 
 func (p *driftPlan) writer(page string) *dw {
@@ -407,7 +434,11 @@ var driftStyles = []string{
 
 // attrs returns churned id, class and style attributes (a leading space
 // included), as the plan's features ask.
-func (w *dw) attrs() string {
+func (w *dw) attrs() string { return w.attrsStyle("") }
+
+// attrsStyle is attrs with style declarations that must be there (one
+// style attribute holds both).
+func (w *dw) attrsStyle(must string) string {
 	var b strings.Builder
 	if w.p.has("ids") && w.rng.IntN(3) > 0 {
 		fmt.Fprintf(&b, ` id="%s"`, w.tok())
@@ -420,8 +451,15 @@ func (w *dw) attrs() string {
 		}
 		fmt.Fprintf(&b, ` class="%s"`, strings.Join(toks, " "))
 	}
+	var style []string
 	if w.p.has("styling") && w.rng.IntN(2) == 0 {
-		fmt.Fprintf(&b, ` style="%s"`, driftStyles[w.rng.IntN(len(driftStyles))])
+		style = append(style, driftStyles[w.rng.IntN(len(driftStyles))])
+	}
+	if must != "" {
+		style = append(style, must)
+	}
+	if len(style) > 0 {
+		fmt.Fprintf(&b, ` style="%s"`, strings.Join(style, ";"))
 	}
 	return b.String()
 }
@@ -446,9 +484,11 @@ func (w *dw) open() string {
 	return strings.Join(closers, "")
 }
 
-// inline wraps text in 0..2 spans when nesting is on.
-func (w *dw) inline(text string) string {
-	s := esc(text)
+// inline escapes text and wraps it in 0..2 spans when nesting is on.
+func (w *dw) inline(text string) string { return w.wrapInline(esc(text)) }
+
+// wrapInline wraps markup in 0..2 spans when nesting is on.
+func (w *dw) wrapInline(s string) string {
 	if !w.p.has("nesting") {
 		return s
 	}
@@ -466,9 +506,9 @@ func (w *dw) head(title string) {
 	fmt.Fprintf(w, "<body%s>\n", w.attrs())
 }
 
-func (w *dw) tail() string {
+func (w *dw) tail() (string, []string) {
 	w.WriteString("\n</body>\n</html>\n")
-	return w.String()
+	return w.String(), w.notes
 }
 
 // decoyLink writes a link that only a wrong click follows.
@@ -480,7 +520,7 @@ func (w *dw) decoyLink(text, target string) {
 	fmt.Fprintf(w, `<p%s><a href="%s"%s%s>%s</a></p>`, w.attrs(), driftDecoyPath, t, w.attrs(), esc(text))
 }
 
-func (p *driftPlan) rootPage() string {
+func (p *driftPlan) rootPage() (string, []string) {
 	w := p.writer("root")
 	w.head("MemberDesk")
 	nav := fmt.Sprintf(`<iframe name="nav" title="Navigation" src="/nav"%s></iframe>`, w.attrs())
@@ -488,9 +528,11 @@ func (p *driftPlan) rootPage() string {
 	frames := []string{nav, content}
 	if p.has("order") && w.rng.IntN(2) == 0 {
 		frames[0], frames[1] = frames[1], frames[0]
+		w.note("content frame before nav frame")
 	}
 	closers := w.open()
 	if p.has("wrappers") {
+		w.note("frames in a layout table")
 		fmt.Fprintf(w, "<table%s><tr>", w.attrs())
 		for _, f := range frames {
 			fmt.Fprintf(w, "<td%s><div%s>%s</div></td>", w.attrs(), w.attrs(), f)
@@ -503,12 +545,17 @@ func (p *driftPlan) rootPage() string {
 	return w.tail()
 }
 
-func (p *driftPlan) navPage(d navData) string {
+func (p *driftPlan) navPage(d navData) (string, []string) {
 	w := p.writer("nav")
 	w.head("Navigation - MemberDesk")
 	links := slices.Clone(d.Links)
 	if p.has("order") {
 		w.rng.Shuffle(len(links), func(i, j int) { links[i], links[j] = links[j], links[i] })
+		names := make([]string, len(links))
+		for i, l := range links {
+			names[i] = l.Text
+		}
+		w.note("links in the order %s", strings.Join(names, ", "))
 	}
 	linkHTML := func(l link) string {
 		text := l.Text
@@ -519,6 +566,7 @@ func (p *driftPlan) navPage(d navData) string {
 		if p.has("name_source") && strings.Contains(text, " ") && w.rng.IntN(2) == 0 {
 			first, rest, _ := strings.Cut(text, " ")
 			inner = "<span>" + esc(first) + "</span> <span>" + esc(rest) + "</span>"
+			w.note("link %q split over two spans", text)
 		}
 		return fmt.Sprintf(`<a href="%s" target="content"%s>%s</a>`, l.Href, w.attrs(), inner)
 	}
@@ -529,10 +577,14 @@ func (p *driftPlan) navPage(d navData) string {
 	}
 	searchFirst := p.has("order") && w.rng.IntN(2) == 0
 	if searchFirst {
+		w.note("site search before the links")
 		w.WriteString(search + "\n")
 	}
 	closers := w.open()
 	useList := !p.has("markup") || w.rng.IntN(2) == 0
+	if !useList {
+		w.note("links in divs, not a list")
+	}
 	if useList {
 		fmt.Fprintf(w, "<ul%s>", w.attrs())
 	} else {
@@ -566,6 +618,7 @@ func (p *driftPlan) navPage(d navData) string {
 	if p.has("decoys") {
 		// Look-alikes of the content frame's targets, in another frame, and
 		// a link whose name only starts like the real one.
+		w.note(`decoys: a "Member number" field, a "Savings Balance" text, a "Member Search help" link`)
 		fmt.Fprintf(w, `<form method="get" action="/nav"%s><input type="text" name="q" title="Member number"%s> <button type="submit">Search</button></form>`, w.attrs(), w.attrs())
 		fmt.Fprintf(w, "<p%s>Savings Balance</p>", w.attrs())
 		w.decoyLink("Member Search help", "content")
@@ -574,21 +627,22 @@ func (p *driftPlan) navPage(d navData) string {
 }
 
 // searchPageAlert is the member search page with the page's alert.
-func (p *driftPlan) searchPageAlert(d searchData, alert string) string {
+func (p *driftPlan) searchPageAlert(d searchData, alert string) (string, []string) {
 	return p.searchPageWith(d, alert, false)
 }
 
 // searchPage is the member search page; archive makes it the decoy form
 // that finds archived records.
-func (p *driftPlan) searchPage(d searchData, archive bool) string {
+func (p *driftPlan) searchPage(d searchData, archive bool) (string, []string) {
 	return p.searchPageWith(d, "", archive)
 }
 
-func (p *driftPlan) searchPageWith(d searchData, alert string, archive bool) string {
+func (p *driftPlan) searchPageWith(d searchData, alert string, archive bool) (string, []string) {
 	w := p.writer("search")
 	w.head("Member Search - MemberDesk")
 	closers := w.open()
 	if p.has("markup") && w.rng.IntN(2) == 0 {
+		w.note("heading h2")
 		fmt.Fprintf(w, "<h2%s>Member Search</h2>\n", w.attrs())
 	} else {
 		fmt.Fprintf(w, "<h1%s>%s</h1>\n", w.attrs(), w.inline("Member Search"))
@@ -609,6 +663,7 @@ func (p *driftPlan) searchPageWith(d searchData, alert string, archive bool) str
 	}
 	fieldset := p.has("wrappers") && w.rng.IntN(2) == 0
 	if fieldset {
+		w.note("form in a fieldset")
 		fmt.Fprintf(w, "<fieldset%s>", w.attrs())
 	}
 	fc := w.open()
@@ -630,6 +685,7 @@ func (p *driftPlan) searchPageWith(d searchData, alert string, archive bool) str
 	var buttons []string
 	if p.Change != "remove_search_button" {
 		if p.has("name_source") && w.rng.IntN(2) == 0 {
+			w.note("search button is an <input type=submit>")
 			buttons = append(buttons, fmt.Sprintf(`<input type="submit" value="%s"%s>`, esc(buttonName), w.attrs()))
 		} else {
 			buttons = append(buttons, fmt.Sprintf(`<button type="submit"%s>%s</button>`, w.attrs(), w.inline(buttonName)))
@@ -645,6 +701,7 @@ func (p *driftPlan) searchPageWith(d searchData, alert string, archive bool) str
 	}
 	clear := fmt.Sprintf(`<button type="reset"%s>Clear</button>`, w.attrs())
 	if p.has("order") && w.rng.IntN(2) == 0 {
+		w.note("Clear before Search")
 		buttons = append([]string{clear}, buttons...)
 	} else {
 		buttons = append(buttons, clear)
@@ -657,6 +714,7 @@ func (p *driftPlan) searchPageWith(d searchData, alert string, archive bool) str
 	if p.has("decoys") {
 		// Hidden duplicates are not in the accessibility tree; the others
 		// have other names or roles.
+		w.note(`decoys: hidden and aria-hidden "Search" buttons, a "Search help" heading, a "Search tips" link`)
 		w.WriteString(`<div class="hide"><button type="button">Search</button></div>`)
 		w.WriteString(`<button type="button" hidden>Search</button>`)
 		w.WriteString(`<div aria-hidden="true"><button type="button" tabindex="-1">Search</button></div>`)
@@ -674,6 +732,7 @@ func (p *driftPlan) memberField(w *dw, field, name, value string) string {
 	source := 0
 	if p.has("name_source") {
 		source = 1 + w.rng.IntN(3)
+		w.note("member field named by %s", []string{"", "aria-label", "<label for>", "aria-labelledby"}[source])
 	}
 	v := esc(value)
 	switch source {
@@ -697,7 +756,7 @@ const (
 )
 
 // memberPage is Member Details for m; archive shows the decoy values.
-func (p *driftPlan) memberPage(m member, archive bool) string {
+func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 	w := p.writer("member")
 	w.head("Member Details - MemberDesk")
 	savings, status, asOfText := m.Savings, m.Status, asOf
@@ -774,6 +833,11 @@ func (p *driftPlan) memberPage(m member, archive bool) string {
 	}
 	if p.has("order") && p.Change != "moved_value_next_row" {
 		w.rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		labels := make([]string, len(rows))
+		for i, r := range rows {
+			labels[i] = r.label
+		}
+		w.note("rows in the order %s", strings.Join(labels, ", "))
 	}
 	heading := "Member Details"
 	if p.Change == "rename_heading" {
@@ -781,22 +845,28 @@ func (p *driftPlan) memberPage(m member, archive bool) string {
 	}
 	closers := w.open()
 	if p.has("markup") && w.rng.IntN(2) == 0 {
+		w.note("heading is a div with role=heading")
 		fmt.Fprintf(w, `<div role="heading" aria-level="1"%s>%s</div>`+"\n", w.attrs(), esc(heading))
 	} else {
 		fmt.Fprintf(w, "<h1%s>%s</h1>\n", w.attrs(), w.inline(heading))
 	}
 	region := p.has("wrappers") && w.rng.IntN(2) == 0
 	if region {
+		w.note(`record in a region named "Member record"`)
 		fmt.Fprintf(w, `<section aria-label="Member record"%s>`, w.attrs())
 	}
 	layouts := 0
 	if p.has("nesting") {
 		layouts = w.rng.IntN(4)
+		if layouts > 0 {
+			w.note("%d layout table(s) around the data table", layouts)
+		}
 	}
 	for range layouts {
 		fmt.Fprintf(w, "<table%s><tr><td%s>", w.attrs(), w.attrs())
 	}
 	t := p.newDataTable(w)
+	t.describe(w)
 	t.write(w, rows, "")
 	for range layouts {
 		w.WriteString("</td></tr></table>")
@@ -815,6 +885,7 @@ func (p *driftPlan) memberPage(m member, archive bool) string {
 	if p.has("decoys") {
 		// Outside every table: look-alike texts and links elsewhere, and a
 		// second table with other labels.
+		w.note(`decoys: a "Savings Balance" heading, a Checking/Loan Balance table, a "Savings Balance history" link, all outside the record`)
 		fmt.Fprintf(w, "<div%s><h2%s>Savings Balance</h2><p%s>Balances are updated nightly.</p></div>", w.attrs(), w.attrs(), w.attrs())
 		fmt.Fprintf(w, "<table%s><tr><td>Checking Balance</td><td>$310.00</td></tr><tr><td>Loan Balance</td><td>$4,500.00</td></tr></table>", w.attrs())
 		w.decoyLink("Savings Balance history", "")
@@ -835,9 +906,9 @@ type drow struct {
 // with no-break spaces or a trailing colon; cells swapped (value first) or
 // with an empty spacer cell between them; cents in a smaller span.
 type dataTable struct {
-	markup     int // 0 td/td, 1 th/td, 2 ARIA divs
-	labelStyle string
-	punct      int // 0 as is, 1 no-break spaces, 2 trailing colon
+	markup     int    // 0 td/td, 1 th/td, 2 ARIA divs
+	labelStyle string // style declarations of the label cells
+	punct      int    // 0 as is, 1 no-break spaces, 2 trailing colon
 	swap       bool
 	spacer     bool
 	splitCents bool
@@ -850,7 +921,7 @@ func (p *driftPlan) newDataTable(w *dw) dataTable {
 	}
 	if p.has("styling") {
 		if w.rng.IntN(2) == 0 {
-			t.labelStyle = ` style="text-transform:uppercase"`
+			t.labelStyle = "text-transform:uppercase"
 		}
 		t.punct = w.rng.IntN(3)
 		t.splitCents = w.rng.IntN(2) == 0
@@ -864,13 +935,40 @@ func (p *driftPlan) newDataTable(w *dw) dataTable {
 	return t
 }
 
+func (t dataTable) describe(w *dw) {
+	switch t.markup {
+	case 1:
+		w.note("labels in <th scope=row>")
+	case 2:
+		w.note("an ARIA table of divs (role table/row/cell)")
+	}
+	if t.labelStyle != "" {
+		w.note("labels upper-cased by CSS")
+	}
+	switch t.punct {
+	case 1:
+		w.note("labels spelled with no-break spaces")
+	case 2:
+		w.note("labels end in a colon")
+	}
+	if t.splitCents {
+		w.note("cents in a smaller span")
+	}
+	if t.swap {
+		w.note("value cell before label cell")
+	}
+	if t.spacer {
+		w.note("an empty spacer cell between label and value")
+	}
+}
+
 func (t dataTable) label(w *dw, s string) string {
 	if s == "" {
 		return ""
 	}
 	switch t.punct {
 	case 1:
-		return strings.ReplaceAll(w.inline(s), " ", "&nbsp;")
+		return w.wrapInline(strings.ReplaceAll(esc(s), " ", "&nbsp;"))
 	case 2:
 		return w.inline(s + ":")
 	}
@@ -895,7 +993,7 @@ func (t dataTable) write(w *dw, rows []drow, header string) {
 		}
 		for _, r := range rows {
 			cells := []string{
-				fmt.Sprintf(`<div role="cell"%s%s>%s</div>`, w.attrs(), t.labelStyle, t.label(w, r.label)),
+				fmt.Sprintf(`<div role="cell"%s>%s</div>`, w.attrsStyle(t.labelStyle), t.label(w, r.label)),
 				fmt.Sprintf(`<div role="cell"%s>%s</div>`, w.attrs(), t.value(w, r.value)),
 			}
 			if r.alone {
@@ -923,7 +1021,7 @@ func (t dataTable) write(w *dw, rows []drow, header string) {
 			span = ` colspan="2"`
 		}
 		cells := []string{
-			fmt.Sprintf("<%s%s%s%s%s>%s</%s>", tag, scope, span, w.attrs(), t.labelStyle, t.label(w, r.label), tag),
+			fmt.Sprintf("<%s%s%s%s>%s</%s>", tag, scope, span, w.attrsStyle(t.labelStyle), t.label(w, r.label), tag),
 			fmt.Sprintf("<td%s>%s</td>", w.attrs(), t.value(w, r.value)),
 		}
 		if r.alone {

@@ -110,6 +110,7 @@ func TestDriftControlErrors(t *testing.T) {
 		{name: "change on benign", body: `{"kind":"benign","seed":1,"change":"currency_eu"}`, wantField: "change"},
 		{name: "unknown change", body: `{"kind":"semantic","seed":1,"change":"meteor"}`, wantField: "change"},
 		{name: "seed with off", body: `{"kind":"off","seed":1}`, wantField: "seed"},
+		{name: "change with off", body: `{"kind":"off","change":"currency_eu"}`, wantField: "change"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -455,5 +456,112 @@ func TestDriftLeavesOtherPages(t *testing.T) {
 	r := drifted.get(t, searchPath)
 	if !strings.Contains(r.body, `role="dialog"`) || !strings.Contains(r.body, `class="md-`) {
 		t.Errorf("the notice page was drifted: %s", r.body)
+	}
+}
+
+// wellFormed reports the first markup error of body: a bad tag name, a
+// repeated attribute, an unbalanced tag, or a block element inside a <p>
+// (which the parser would close early).
+func wellFormed(body string) error {
+	void := map[string]bool{"input": true, "meta": true, "br": true, "img": true, "hr": true, "link": true}
+	block := map[string]bool{"div": true, "table": true, "section": true, "form": true, "ul": true, "h1": true, "h2": true, "fieldset": true, "p": true}
+	tag := regexp.MustCompile(`<(/?)([^\s>/]+)([^>]*)>`)
+	attr := regexp.MustCompile(`\s([a-zA-Z-]+)(?:="[^"]*")?`)
+	name := regexp.MustCompile(`^(?:[a-zA-Z][a-zA-Z0-9]*|!DOCTYPE)$`)
+	var stack []string
+	for _, m := range tag.FindAllStringSubmatch(styleSheet.ReplaceAllString(body, ""), -1) {
+		closing, t, attrs := m[1] == "/", strings.ToLower(m[2]), m[3]
+		if !name.MatchString(m[2]) {
+			return fmt.Errorf("bad tag %q", m[0])
+		}
+		if t == "!doctype" {
+			continue
+		}
+		if closing {
+			if len(stack) == 0 || stack[len(stack)-1] != t {
+				return fmt.Errorf("</%s> closes %v", t, stack)
+			}
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		seen := map[string]bool{}
+		for _, a := range attr.FindAllStringSubmatch(attrs, -1) {
+			if seen[a[1]] {
+				return fmt.Errorf("attribute %s twice in %q", a[1], m[0])
+			}
+			seen[a[1]] = true
+		}
+		if block[t] && slices.Contains(stack, "p") {
+			return fmt.Errorf("<%s> inside <p>", t)
+		}
+		if !void[t] {
+			stack = append(stack, t)
+		}
+	}
+	if len(stack) > 0 {
+		return fmt.Errorf("unclosed %v", stack)
+	}
+	return nil
+}
+
+func TestDriftPagesAreWellFormed(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.signOn(t)
+	var bodies []string
+	for seed := 1; seed <= 40; seed++ {
+		bodies = append(bodies, fmt.Sprintf(`{"kind":"benign","seed":%d}`, seed))
+	}
+	for i, change := range DriftChanges {
+		bodies = append(bodies, fmt.Sprintf(`{"kind":"semantic","seed":%d,"change":%q}`, i+1, change))
+	}
+	for _, body := range bodies {
+		v := b.setDrift(t, body)
+		p := b.pages(t)
+		p["decoy"] = b.get(t, driftDecoyPath).body
+		p["archive"] = b.post(t, driftSearchPath, url.Values{"member": {"12345"}, "scope": {"archive"}}).body
+		for name, page := range p {
+			if err := wellFormed(page); err != nil {
+				t.Errorf("%s %s: %v", v.Drift, name, err)
+			}
+		}
+	}
+	if err := wellFormed(`<p><div></div></p>`); err == nil {
+		t.Error("wellFormed accepts a div in a p")
+	}
+	if err := wellFormed(`<td id="a" id="b"></td>`); err == nil {
+		t.Error("wellFormed accepts a repeated attribute")
+	}
+	if err := wellFormed(`<span&nbsp;id="a">x</span>`); err == nil {
+		t.Error("wellFormed accepts a no-break space in a tag")
+	}
+}
+
+// TestDriftLayoutDescribesThePages checks that the layout notes of
+// GET /_control/drift tell the truth about the rendered pages.
+func TestDriftLayoutDescribesThePages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.signOn(t)
+	for seed := 1; seed <= 24; seed++ {
+		v := b.setDrift(t, fmt.Sprintf(`{"kind":"benign","seed":%d}`, seed))
+		if got := b.driftState(t).Drift; got == nil || fmt.Sprint(got.Layout) != fmt.Sprint(v.Drift.Layout) {
+			t.Fatalf("%s: GET and POST disagree on the layout", v.Drift)
+		}
+		p := b.pages(t)
+		notes := strings.Join(v.Drift.Layout["member"], "\n")
+		for note, marker := range map[string]string{
+			"spacer cell":        "<td></td>",
+			"<th scope=row>":     `<th scope="row"`,
+			"ARIA table":         `role="table"`,
+			"upper-cased by CSS": "text-transform:uppercase",
+			"end in a colon":     "Savings Balance:",
+			"no-break spaces":    "Savings&nbsp;Balance",
+			"smaller span":       `font-size:80%">.56<`,
+		} {
+			if strings.Contains(notes, note) != strings.Contains(p["member"], marker) {
+				t.Errorf("%s: notes %q and page disagree on %q", v.Drift, notes, note)
+			}
+		}
 	}
 }

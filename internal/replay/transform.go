@@ -11,13 +11,14 @@ import (
 )
 
 var (
-	moneyGrouped = regexp.MustCompile(`^(-)?(?:\$|USD ?)?(-)?([0-9]{1,3}(?:,[0-9]{3})*|[0-9]+)\.([0-9]{2})$`)
+	moneyGrouped = regexp.MustCompile(`^(-)?(?:\$|USD ?)(-)?([0-9]{1,3}(?:,[0-9]{3})*|[0-9]+)\.([0-9]{2})$`)
 	usDate       = regexp.MustCompile(`^([0-9]{1,2})/([0-9]{1,2})/([0-9]{4})$`)
 )
 
-// Money parses a US-formatted amount ("$1,234.56", "USD 0.00", "-$5.00")
-// into its canonical decimal ("1234.56"). Any other shape, including other
-// currencies' conventions ("1.234,56 €"), is refused rather than guessed.
+// Money parses a US dollar amount ("$1,234.56", "USD 0.00", "-$5.00") into
+// its canonical decimal ("1234.56"). The currency must be shown: a bare
+// "1,234.56" could be any currency, so it is refused, as are other
+// currencies' conventions ("1.234,56 €"), rather than guessed.
 func Money(s string) (string, error) {
 	m := moneyGrouped.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {

@@ -13,7 +13,9 @@ func TestMoney(t *testing.T) {
 		bad      bool
 	}{
 		{in: "$1,234.56", want: "1234.56"},
-		{in: "1234.56", want: "1234.56"},
+		{in: "1234.56", bad: true}, // no currency shown: refused, not guessed
+		{in: "1,234.56", bad: true},
+		{in: "$1234.56", want: "1234.56"},
 		{in: " $12,345,678.90 ", want: "12345678.90"},
 		{in: "USD 0.00", want: "0.00"},
 		{in: "USD0.10", want: "0.10"},

@@ -179,11 +179,17 @@ func (r *resolver) rowOf(m int) {
 		return
 	}
 	r.walk(row, cell, func(i int) bool {
-		if i != cell && r.base(i) && r.nameOK(i) {
+		if i != cell && r.base(i) && r.nameOK(i) && !blankCell(&r.nodes[i]) {
 			r.cands = append(r.cands, int32(i))
 		}
 		return true
 	})
+}
+
+// blankCell reports an empty table cell (a layout spacer): it holds nothing
+// to read, so it is never the value a row's label points at.
+func blankCell(n *domain.Node) bool {
+	return (n.Role == "cell" || n.Role == "gridcell") && n.Name == "" && n.Value == "" && len(n.Children) == 0
 }
 
 // adjacentTo adds the node nearest to label node m within its parent, else

@@ -151,3 +151,26 @@ func TestSynthesizeForReadIsValueIndependent(t *testing.T) {
 		t.Errorf("descriptor %+v, want a row_of anchor on Savings Balance without a name", d)
 	}
 }
+
+func TestRowOfSkipsBlankSpacerCells(t *testing.T) {
+	t.Parallel()
+	s := perception.Normalize(&domain.UiSnapshot{
+		Frames: []domain.Frame{{Path: "", Root: 0}},
+		Nodes: []domain.Node{
+			{Index: 0, Role: "RootWebArea", Parent: -1, Children: []int{1}},
+			{Index: 1, Role: "LayoutTable", Parent: 0, Children: []int{2}},
+			{Index: 2, Role: "LayoutTableRow", Parent: 1, Children: []int{3, 4, 5}},
+			{Index: 3, Role: "LayoutTableCell", Name: "Status", Parent: 2},
+			{Index: 4, Role: "LayoutTableCell", Parent: 2},
+			{Index: 5, Role: "LayoutTableCell", Name: "Active", Parent: 2},
+		},
+	})
+	d := domain.TargetDescriptor{Role: "cell", Anchor: &domain.Anchor{Relation: domain.RelRowOf, Text: "Status"}}
+	res, err := Resolve(s, d)
+	if err != nil {
+		t.Fatalf("Resolve: %v", err)
+	}
+	if got := s.Nodes[res.Node].Name; got != "Active" {
+		t.Errorf("resolved %q, want the value cell Active", got)
+	}
+}

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/surface/browser"
+)
+
+// driftResults is the drift phase: the reference lookup replayed on
+// generated UI variants of the mock app (internal/mockapp/drift.go).
+type driftResults struct {
+	Variants       int `json:"variants"`
+	Benign         int `json:"benign"`
+	BenignSuccess  int `json:"benign_success"`
+	Semantic       int `json:"semantic"`
+	SemanticHalted int `json:"semantic_halted"` // halted with a right code
+	// SemanticHaltedOtherCode halted (NEEDS_HUMAN or FAILED) with a code
+	// outside the change's right codes: safe, but reported.
+	SemanticHaltedOtherCode int `json:"semantic_halted_other_code"`
+	// SilentWrong counts runs that returned a wrong answer or touched a
+	// wrong control: outputs that differ from the fixture's on a benign
+	// variant, any answer (SUCCESS or a business outcome) on a semantic
+	// variant, or any decoy hit. It must be 0.
+	SilentWrong int             `json:"silent_wrong"`
+	DecoyHits   int             `json:"decoy_hits"`
+	Problems    []driftOutcome  `json:"problems"`
+	Results     []driftOutcome  `json:"results"`
+	RightCodes  map[string]any  `json:"right_codes"`
+	Definitions []string        `json:"definitions"`
+	Codes       map[string]int  `json:"codes"`
+	Rungs       map[string]int  `json:"rungs"`
+	Extra       *driftExtraInfo `json:"extra,omitempty"`
+}
+
+type driftExtraInfo struct {
+	Workers int `json:"workers"`
+}
+
+// driftOutcome is one variant's replay.
+type driftOutcome struct {
+	Variant     string              `json:"variant"`
+	Kind        string              `json:"kind"`
+	Change      string              `json:"change,omitempty"`
+	Detail      string              `json:"detail,omitempty"`
+	Features    []string            `json:"features,omitempty"`
+	Layout      map[string][]string `json:"layout,omitempty"`
+	Expected    string              `json:"expected"`
+	Status      string              `json:"status"`
+	FailureCode string              `json:"failure_code,omitempty"`
+	Message     string              `json:"message,omitempty"`
+	Outputs     map[string]any      `json:"outputs,omitempty"`
+	DecoyHits   int                 `json:"decoy_hits"`
+	Verdict     string              `json:"verdict"` // ok, benign_failed, halted_other_code, silent_wrong
+	Seconds     float64             `json:"seconds"`
+	DriftScore  float64             `json:"drift_score"`
+	Rungs       map[string]int      `json:"rungs,omitempty"`
+}
+
+// rightCodes are the failure codes that are a correct halt for each family
+// of semantic change: a renamed or removed target is not found (or a
+// postcondition that names it does not hold), a duplicated one is
+// ambiguous, a moved value is not a money amount (or its row no longer has
+// one value cell), another currency format is not a US dollar amount.
+var rightCodes = map[string][]domain.FailureCode{
+	"rename_":      {domain.CodeTargetNotFound, domain.CodeUnexpectedState, domain.CodeCheckpointFailed},
+	"remove_":      {domain.CodeTargetNotFound, domain.CodeUnexpectedState, domain.CodeCheckpointFailed},
+	"duplicate_":   {domain.CodeTargetAmbiguous},
+	"moved_value_": {domain.CodeOutputInvalid, domain.CodeTargetNotFound, domain.CodeTargetAmbiguous},
+	"currency_":    {domain.CodeOutputInvalid},
+}
+
+func codesFor(change string) []domain.FailureCode {
+	for prefix, codes := range rightCodes {
+		if strings.HasPrefix(change, prefix) {
+			return codes
+		}
+	}
+	return nil
+}
+
+// driftJob is one variant to replay.
+type driftJob struct {
+	kind   string
+	seed   int64
+	change string
+}
+
+func runDrift(ctx context.Context, c *config, res *results, progress func(string, ...any)) error {
+	var jobs []driftJob
+	for i := range c.driftBenign {
+		jobs = append(jobs, driftJob{kind: mockapp.DriftBenign, seed: int64(i + 1)})
+	}
+	for i, ch := range mockapp.DriftChanges {
+		jobs = append(jobs, driftJob{kind: mockapp.DriftSemantic, seed: int64(i + 1), change: ch})
+	}
+	tmp, err := os.MkdirTemp("", "cua-bench-drift-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	eng, err := newEngine(c.root, filepath.Join(tmp, "data"), "drift")
+	if err != nil {
+		return err
+	}
+	br, err := browser.Launch(ctx, browser.Options{ExecPath: c.execPath})
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+
+	queue := make(chan driftJob)
+	outcomes := make(chan driftOutcome, len(jobs))
+	errc := make(chan error, c.driftWorkers)
+	var wg sync.WaitGroup
+	for range c.driftWorkers {
+		wg.Go(func() {
+			if err := driftWorker(ctx, br, eng, queue, outcomes); err != nil {
+				errc <- err
+			}
+		})
+	}
+	go func() {
+		defer close(queue)
+		for _, j := range jobs {
+			select {
+			case queue <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	done := make(chan struct{})
+	var all []driftOutcome
+	go func() {
+		defer close(done)
+		for o := range outcomes {
+			all = append(all, o)
+			if o.Verdict != "ok" {
+				progress("drift: %s: %s (%s %s %s)", o.Variant, o.Verdict, o.Status, o.FailureCode, o.Message)
+			}
+		}
+	}()
+	wg.Wait()
+	close(outcomes)
+	<-done
+	select {
+	case err := <-errc:
+		return err
+	default:
+	}
+	slices.SortFunc(all, func(a, b driftOutcome) int {
+		if a.Kind != b.Kind {
+			return strings.Compare(a.Kind, b.Kind)
+		}
+		return strings.Compare(a.Variant, b.Variant)
+	})
+	d := &driftResults{
+		Results: all, Codes: map[string]int{}, Rungs: map[string]int{}, Extra: &driftExtraInfo{Workers: c.driftWorkers},
+		RightCodes: map[string]any{},
+		Definitions: []string{
+			"benign success: SUCCESS with savings_balance=1234.56 status=Active as_of=2026-11-30 and no decoy hit",
+			"semantic halt: NEEDS_HUMAN or FAILED with one of the change family's right codes, no outputs, no decoy hit",
+			"silent wrong: outputs that differ from the fixture on a benign variant, any answer (SUCCESS or business outcome) on a semantic variant, or any decoy hit (a wrong control clicked or a decoy link followed)",
+			"duplicated controls submit to decoy routes that show an archived record with other values, so a wrong click is both a decoy hit and a wrong output",
+		},
+	}
+	for prefix, codes := range rightCodes {
+		d.RightCodes[prefix+"*"] = codes
+	}
+	for _, o := range all {
+		d.Variants++
+		d.DecoyHits += o.DecoyHits
+		if o.FailureCode != "" {
+			d.Codes[o.FailureCode]++
+		}
+		for r, n := range o.Rungs {
+			d.Rungs[r] += n
+		}
+		switch o.Kind {
+		case mockapp.DriftBenign:
+			d.Benign++
+			if o.Verdict == "ok" {
+				d.BenignSuccess++
+			}
+		default:
+			d.Semantic++
+			switch o.Verdict {
+			case "ok":
+				d.SemanticHalted++
+			case "halted_other_code":
+				d.SemanticHaltedOtherCode++
+			}
+		}
+		if o.Verdict == "silent_wrong" {
+			d.SilentWrong++
+		}
+		if o.Verdict != "ok" {
+			d.Problems = append(d.Problems, o)
+		}
+	}
+	if len(all) != len(jobs) {
+		return fmt.Errorf("%d of %d variants ran", len(all), len(jobs))
+	}
+	res.Drift = d
+	return nil
+}
+
+// driftWorker replays variants on its own app and session.
+func driftWorker(ctx context.Context, br *browser.Browser, eng *engine, queue <-chan driftJob, out chan<- driftOutcome) error {
+	app, err := openApp()
+	if err != nil {
+		return err
+	}
+	defer app.Close()
+	sess, err := br.NewSession(ctx)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	// Sign on once on the undrifted app.
+	if rec, err := eng.run(ctx, sess, app.URL()); err != nil || rec.Status != domain.StatusSuccess {
+		if err == nil {
+			err = fmt.Errorf("%s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+		}
+		return fmt.Errorf("drift sign-on lookup: %w", err)
+	}
+	for j := range queue {
+		o, err := replayVariant(ctx, eng, sess, app.URL(), j)
+		if err != nil {
+			return err
+		}
+		out <- o
+	}
+	return nil
+}
+
+type driftView struct {
+	Drift     *mockapp.Drift `json:"drift"`
+	DecoyHits int            `json:"decoy_hits"`
+}
+
+// driftControl posts body to /_control/drift (or GETs it when body is nil).
+func driftControl(ctx context.Context, base string, body any) (driftView, error) {
+	var v driftView
+	method, rd := http.MethodGet, &bytes.Reader{}
+	if body != nil {
+		raw, _ := json.Marshal(body)
+		method, rd = http.MethodPost, bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+"/_control/drift", rd)
+	if err != nil {
+		return v, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct{ Error string }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		return v, fmt.Errorf("%s /_control/drift: %s: %s", method, resp.Status, e.Error)
+	}
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+func replayVariant(ctx context.Context, eng *engine, sess *browser.Session, base string, j driftJob) (driftOutcome, error) {
+	req := map[string]any{"kind": j.kind, "seed": j.seed}
+	if j.change != "" {
+		req["change"] = j.change
+	}
+	v, err := driftControl(ctx, base, req)
+	if err != nil {
+		return driftOutcome{}, err
+	}
+	if v.Drift == nil {
+		return driftOutcome{}, fmt.Errorf("drift %v was not set", req)
+	}
+	o := driftOutcome{Variant: v.Drift.String(), Kind: v.Drift.Kind, Change: v.Drift.Change, Detail: v.Drift.Detail,
+		Features: v.Drift.Features, Layout: v.Drift.Layout}
+	start := time.Now()
+	rec, err := eng.run(ctx, sess, base)
+	o.Seconds = round(time.Since(start).Seconds(), 2)
+	if err != nil {
+		return o, fmt.Errorf("%s: %w", o.Variant, err)
+	}
+	after, err := driftControl(ctx, base, nil)
+	if err != nil {
+		return o, err
+	}
+	if _, err := driftControl(ctx, base, map[string]any{"kind": mockapp.DriftOff}); err != nil {
+		return o, err
+	}
+	o.Status, o.FailureCode, o.Message = string(rec.Status), string(rec.FailureCode), rec.Message
+	o.Outputs, o.DecoyHits, o.DriftScore = rec.Outputs, after.DecoyHits, round(rec.DriftScore, 2)
+	if len(rec.StrategyMix) > 0 {
+		o.Rungs = map[string]int{}
+		for s, n := range rec.StrategyMix {
+			o.Rungs[string(s)] = n
+		}
+	}
+	answered := rec.Status == domain.StatusSuccess || rec.Status == domain.StatusBusinessOutcome
+	halted := rec.Status == domain.StatusNeedsHuman || rec.Status == domain.StatusFailed
+	if j.kind == mockapp.DriftBenign {
+		o.Expected = "SUCCESS " + want.String()
+		switch {
+		case o.DecoyHits > 0, answered && (rec.Status != domain.StatusSuccess || recordOutputs(rec) != want):
+			o.Verdict = "silent_wrong"
+		case rec.Status == domain.StatusSuccess:
+			o.Verdict = "ok"
+		default:
+			o.Verdict = "benign_failed"
+		}
+		return o, nil
+	}
+	codes := codesFor(j.change)
+	names := make([]string, len(codes))
+	for i, c := range codes {
+		names[i] = string(c)
+	}
+	o.Expected = "halt (NEEDS_HUMAN or FAILED) with " + strings.Join(names, " or ")
+	switch {
+	case o.DecoyHits > 0, answered, len(rec.Outputs) > 0:
+		o.Verdict = "silent_wrong"
+	case halted && slices.Contains(codes, rec.FailureCode):
+		o.Verdict = "ok"
+	default:
+		o.Verdict = "halted_other_code"
+	}
+	return o, nil
+}

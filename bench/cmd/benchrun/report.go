@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// goals judges the run against issue 5's targets.
+func goals(res *results) []goal {
+	var gs []goal
+	if r := res.Replay; r != nil {
+		gs = append(gs,
+			goal{"warm lookup vs Playwright (median)", "cua ≤ 1.0× Playwright", fmt.Sprintf("%.2f×", r.RatioVsPlaywright), r.RatioVsPlaywright > 0 && r.RatioVsPlaywright <= 1.0},
+			goal{"warm lookup vs the bare-CDP floor (median)", "cua ≤ 1.5× floor", fmt.Sprintf("%.2f×", r.RatioVsFloor), r.RatioVsFloor > 0 && r.RatioVsFloor <= 1.5},
+		)
+	}
+	for _, s := range res.Scale {
+		if s.Sessions == 8 {
+			gs = append(gs, goal{"throughput with 8 concurrent sessions", "≥ 120 lookups/min", fmt.Sprintf("%.0f/min (p95 %.0f ms, %d failed)", s.LookupsPerMin, s.Latency.P95MS, s.Failed), s.LookupsPerMin >= 120 && s.Failed == 0})
+		}
+	}
+	worst := -1.0
+	for _, m := range res.Micro {
+		if strings.HasPrefix(m.Name, "Resolve/") && strings.Contains(m.Name, "nodes=10k") && m.MSPerOp > worst {
+			worst = m.MSPerOp
+		}
+	}
+	if worst >= 0 {
+		gs = append(gs, goal{"target resolution in a 10k-node snapshot (worst descriptor)", "< 1 ms", fmt.Sprintf("%.3f ms", worst), worst < 1})
+	}
+	for _, m := range res.Micro {
+		if strings.HasPrefix(m.Name, "StableProgressKey/shared") {
+			gs = append(gs, goal{"StableProgressKey, six levels sharing one child 64 times", "< 10 ms", fmt.Sprintf("%.3f ms", m.MSPerOp), m.MSPerOp < 10})
+		}
+	}
+	if d := res.Drift; d != nil {
+		gs = append(gs,
+			goal{"drift: benign variants succeed", "100%", fmt.Sprintf("%d/%d", d.BenignSuccess, d.Benign), d.BenignSuccess == d.Benign},
+			goal{"drift: semantic variants halt with a right code", "100%", fmt.Sprintf("%d/%d", d.SemanticHalted, d.Semantic), d.SemanticHalted == d.Semantic},
+			goal{"drift: silent wrong results", "0", fmt.Sprint(d.SilentWrong), d.SilentWrong == 0},
+		)
+	}
+	return gs
+}
+
+// printTable prints the results as Markdown tables.
+func printTable(w io.Writer, res *results) {
+	m := res.Machine
+	fmt.Fprintf(w, "\n## cua benchmarks, %s\n\n", res.GeneratedAt)
+	fmt.Fprintf(w, "%d CPUs, %s, %s, %s, node %s, playwright-core %s; load average %s at start, %s at end; %.0f s in all.\n",
+		m.CPUs, m.OS, m.Go, m.Chromium, m.Node, m.PlaywrightCore, m.LoadAvgStart, m.LoadAvgEnd, res.TotalSeconds)
+
+	if r := res.Replay; r != nil {
+		fmt.Fprintf(w, "\n### Warm replay of the reference lookup (%d each, interleaved)\n\n", r.Lookups)
+		fmt.Fprintln(w, "| way | median ms | p95 ms | min ms | max ms | failed | CPU ms per lookup, client + Chromium |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+		row := func(name, key string, d dist) {
+			c := r.CPU[key]
+			fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.1f | %d | %.0f + %.0f |\n", name, d.MedianMS, d.P95MS, d.MinMS, d.MaxMS, r.Errors[key], c.Client, c.Browser)
+		}
+		row("cua (engine in-process)", "cua", r.Cua)
+		row("Playwright (getByRole)", "playwright", r.Playwright)
+		row("floor (bare chromedp)", "floor", r.Floor)
+		fmt.Fprintf(w, "\ncua / Playwright: **%.2f×** median (%.2f× p95); cua / floor: **%.2f×** median (%.2f× p95)\n",
+			r.RatioVsPlaywright, r.P95RatioVsPW, r.RatioVsFloor, r.P95RatioVsFloor)
+	}
+	if c := res.ColdStart; c != nil {
+		fmt.Fprintf(w, "\n### Cold start of `cua replay` (%d runs, fresh browser, signs on)\n\n", c.Runs)
+		fmt.Fprintln(w, "| from process start to | median ms | p95 ms |")
+		fmt.Fprintln(w, "| --- | ---: | ---: |")
+		fmt.Fprintf(w, "| first action dispatched (entry navigation) | %.0f | %.0f |\n", c.ToFirstDispatch.MedianMS, c.ToFirstDispatch.P95MS)
+		fmt.Fprintf(w, "| first click (sign-on button) | %.0f | %.0f |\n", c.ToFirstClick.MedianMS, c.ToFirstClick.P95MS)
+		fmt.Fprintf(w, "| exit, lookup done | %.0f | %.0f |\n", c.Total.MedianMS, c.Total.P95MS)
+	}
+	if len(res.Scale) > 0 {
+		fmt.Fprintf(w, "\n### Concurrent replays on one browser, one isolated context each (%.0f s per step)\n\n", res.Config["scale_seconds"])
+		fmt.Fprintln(w, "| sessions | lookups/min | median ms | p95 ms | failed | cua peak RSS MB (per session) | Chromium peak RSS MB, procs (per session) | Chromium peak PSS MB (per session) | CPU ms per lookup, cua + Chromium |")
+		fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		for _, s := range res.Scale {
+			perLookup := func(sec float64) float64 {
+				if s.Lookups == 0 {
+					return 0
+				}
+				return sec * 1000 / float64(s.Lookups)
+			}
+			fmt.Fprintf(w, "| %d | %.0f | %.0f | %.0f | %d | %.0f (%.1f) | %.0f, %d (%.0f) | %.0f (%.0f) | %.0f + %.0f |\n",
+				s.Sessions, s.LookupsPerMin, s.Latency.MedianMS, s.Latency.P95MS, s.Failed, s.CuaPeakRSSMB, s.CuaRSSPerSessionMB,
+				s.ChromiumPeakRSSMB, s.ChromiumProcesses, s.ChromiumRSSPerSessionMB, s.ChromiumPeakPSSMB, s.ChromiumPSSPerSessionMB,
+				perLookup(s.CuaCPUSeconds), perLookup(s.ChromiumCPUSeconds))
+		}
+	}
+	if len(res.Micro) > 0 {
+		fmt.Fprintln(w, "\n### Engine micro-benchmarks (go test -bench)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| benchmark | ms/op | allocs/op | B/op |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+		for _, b := range res.Micro {
+			fmt.Fprintf(w, "| %s | %s | %d | %d |\n", b.Name, fmtMS(b.MSPerOp), b.AllocsPerOp, b.BytesPerOp)
+		}
+	}
+	if d := res.Drift; d != nil {
+		fmt.Fprintf(w, "\n### UI drift (%d variants of the mock app)\n\n", d.Variants)
+		fmt.Fprintln(w, "| kind | variants | behaved | silent wrong |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+		bw, sw := 0, 0
+		for _, o := range d.Results {
+			if o.Verdict == "silent_wrong" {
+				if o.Kind == "benign" {
+					bw++
+				} else {
+					sw++
+				}
+			}
+		}
+		fmt.Fprintf(w, "| benign (must succeed, right outputs) | %d | %d succeeded | %d |\n", d.Benign, d.BenignSuccess, bw)
+		fmt.Fprintf(w, "| semantic (must halt, right code) | %d | %d halted (%d with another code) | %d |\n", d.Semantic, d.SemanticHalted, d.SemanticHaltedOtherCode, sw)
+		codes := make([]string, 0, len(d.Codes))
+		for c, n := range d.Codes {
+			codes = append(codes, fmt.Sprintf("%s %d", c, n))
+		}
+		slices.Sort(codes)
+		fmt.Fprintf(w, "\nsilent wrong results: **%d**; decoy hits: %d; halt codes: %s\n", d.SilentWrong, d.DecoyHits, strings.Join(codes, ", "))
+		if len(d.Problems) > 0 {
+			fmt.Fprintln(w, "\nvariants that did not behave:")
+			fmt.Fprintln(w)
+			for _, o := range d.Problems {
+				fmt.Fprintf(w, "- **%s** %s: expected %s; got %s %s %s (outputs %v, decoy hits %d)\n",
+					o.Verdict, o.Variant, o.Expected, o.Status, o.FailureCode, oneLine(o.Message), o.Outputs, o.DecoyHits)
+				if o.Detail != "" {
+					fmt.Fprintf(w, "  - change: %s\n", o.Detail)
+				}
+				for _, page := range []string{"member", "search", "nav", "root"} {
+					if notes := o.Layout[page]; len(notes) > 0 {
+						fmt.Fprintf(w, "  - %s page: %s\n", page, strings.Join(notes, "; "))
+					}
+				}
+			}
+		}
+	}
+	if len(res.Goals) > 0 {
+		fmt.Fprintln(w, "\n### Goals (issue 5)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| goal | target | measured | met |")
+		fmt.Fprintln(w, "| --- | --- | --- | --- |")
+		for _, g := range res.Goals {
+			met := "no"
+			if g.Met {
+				met = "yes"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", g.Goal, g.Target, g.Measured, met)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func fmtMS(v float64) string {
+	switch {
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 0.1:
+		return fmt.Sprintf("%.3f", v)
+	}
+	return fmt.Sprintf("%.4f", v)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 240 {
+		s = s[:240] + "…"
+	}
+	return s
+}
