@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -307,7 +308,7 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 	var br *browser.Browser
 	openSurface := func() (surface.Surface, error) {
 		if o.Surface == "state" {
-			return state.New(o.Target, nil)
+			return openStateSession(ctx, o.Target)
 		}
 		if br == nil {
 			b, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, Headful: o.Headful, Logger: logger})
@@ -510,4 +511,19 @@ func trim(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
+}
+
+// openStateSession opens the state-contract surface on a fresh automation
+// session when the application offers one (its equivalent of a new browser
+// context).
+func openStateSession(ctx context.Context, base string) (*state.Surface, error) {
+	s, err := state.New(base, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.StartSession(ctx); err != nil && !errors.Is(err, surface.ErrUnsupported) {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
 }

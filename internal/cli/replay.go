@@ -23,6 +23,7 @@ import (
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/surface/browser"
 )
 
@@ -187,14 +188,24 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 		return err
 	}
 	lib.Add(o.loaded)
-	br, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, CDPURL: o.CDPURL, Headful: o.Headful, Logger: logger})
-	if err != nil {
-		return fmt.Errorf("start browser: %w", err)
-	}
-	defer br.Close()
-	sess, err := br.NewSession(ctx)
-	if err != nil {
-		return fmt.Errorf("open browser session: %w", err)
+	var sess surface.Surface
+	if o.loaded.Capability.Surface == domain.SurfaceState {
+		st, err := openStateSession(ctx, o.BaseURL)
+		if err != nil {
+			return err
+		}
+		sess = st
+	} else {
+		br, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, CDPURL: o.CDPURL, Headful: o.Headful, Logger: logger})
+		if err != nil {
+			return fmt.Errorf("start browser: %w", err)
+		}
+		defer br.Close()
+		bs, err := br.NewSession(ctx)
+		if err != nil {
+			return fmt.Errorf("open browser session: %w", err)
+		}
+		sess = bs
 	}
 	defer sess.Close()
 	rec, err = replay.Run(ctx, replay.Options{

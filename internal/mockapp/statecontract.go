@@ -75,6 +75,9 @@ import (
 const (
 	automationStatePath = "/_automation/state"
 	automationActPath   = "/_automation/act"
+	// automationSessionPath starts a fresh automation session, the contract's
+	// equivalent of a new browser context: signed off, on the sign-on screen.
+	automationSessionPath = "/_automation/session"
 	// automationMaxWait bounds one long poll.
 	automationMaxWait = 30 * time.Second
 	// automationResync is how often a long poll checks for a reset.
@@ -99,6 +102,24 @@ func (s *Server) automationRoutes(mux *http.ServeMux) {
 	a := &automation{s: s, changed: make(chan struct{})}
 	handle(mux, automationStatePath, methods{http.MethodGet: a.handleState})
 	handle(mux, automationActPath, methods{http.MethodPost: a.handleAct})
+	handle(mux, automationSessionPath, methods{http.MethodPost: a.handleSession})
+}
+
+// handleSession answers POST /_automation/session: the session starts over,
+// signed off, as a new browser context would.
+func (a *automation) handleSession(w http.ResponseWriter, r *http.Request) {
+	a.act.Lock()
+	defer a.act.Unlock()
+	a.mu.Lock()
+	a.sync()
+	a.sess = autoSession{
+		screen: screenSignon, path: signonPath, httpStatus: http.StatusOK,
+		content: 1, nav: 1, fields: map[string]string{},
+	}
+	a.bump()
+	st := a.render(baseURL(r))
+	a.mu.Unlock()
+	writeJSON(w, http.StatusOK, st)
 }
 
 // automation is the one automation session of a server.

@@ -465,3 +465,17 @@ func TestAutomationVariantNames(t *testing.T) {
 		t.Errorf("variant c: %v", st.AppState)
 	}
 }
+
+func TestAutomationSessionStartsOver(t *testing.T) {
+	t.Parallel()
+	b := setup(t, Options{})
+	b.autoSignOn(t)
+	status, body := b.autoDo(t, http.MethodPost, automationSessionPath, nil)
+	if status != http.StatusOK {
+		t.Fatalf("POST %s = %d %s", automationSessionPath, status, body)
+	}
+	st := b.autoGet(t, "")
+	if st.AppState["screen"] != screenSignon || st.AppState["signed_on"] != false || !hasCtl(st, "button", "Sign on") {
+		t.Errorf("after a new session: %v", st.AppState)
+	}
+}

@@ -126,6 +126,30 @@ func New(baseURL string, client *http.Client) (*Surface, error) {
 	return s, nil
 }
 
+// StartSession asks the application for a fresh automation session
+// (POST {base}/_automation/session), the contract's equivalent of a new
+// browser context. An application without the endpoint (404 or 405) keeps
+// its one session and StartSession returns surface.ErrUnsupported.
+func (s *Surface) StartSession(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/_automation/session", http.NoBody)
+	if err != nil {
+		return fmt.Errorf("state: session: %w", err)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("state: session: %w", err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed:
+		return fmt.Errorf("state: no session endpoint: %w", surface.ErrUnsupported)
+	case resp.StatusCode/100 != 2:
+		return fmt.Errorf("state: session: %s", resp.Status)
+	}
+	return nil
+}
+
 // AppState returns a fresh copy of the app_state of the newest state the
 // surface has read (by Observe or WaitChange), or nil when there was none
 // or it was not a JSON object. It is kept in memory only: never put it in a

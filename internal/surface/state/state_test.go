@@ -450,3 +450,11 @@ func TestStateErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestStartSessionWithoutEndpoint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if err := b.s.StartSession(b.ctx); !errors.Is(err, surface.ErrUnsupported) {
+		t.Errorf("StartSession on an app without the endpoint = %v, want ErrUnsupported", err)
+	}
+}
