@@ -150,6 +150,7 @@ func TestResultTable(t *testing.T) {
 			spec := r.cap(t)
 			rec := b.run(t, spec)
 			checkRecord(t, rec, r.want)
+			checkRecordSchema(t, rec, b.dataDir)
 			if got := b.ledgerLen(t); got != r.want.ledger {
 				t.Errorf("ledger has %d entries, want %d", got, r.want.ledger)
 			}
@@ -208,6 +209,7 @@ func TestInputBoundaries(t *testing.T) {
 			t.Parallel()
 			rec := b.run(t, runSpec{cap: load(t, lookup), inputs: member(in)})
 			checkRecord(t, rec, want{status: domain.StatusFailed, code: domain.CodeInputInvalid, dispatches: 0})
+			checkRecordSchema(t, rec, b.dataDir)
 		})
 	}
 	t.Run("missing input", func(t *testing.T) {
