@@ -221,7 +221,7 @@ func (r *run) steps(ctx context.Context) *end {
 			if e := r.recover(ctx, v.rule); e != nil {
 				return e
 			}
-			i = r.reanchor(i, lastCheckpoint, keys)
+			i = r.reanchor(ctx, i, lastCheckpoint, keys)
 			continue
 		case vUnexpected, vFailed:
 			e := v.end()
@@ -247,7 +247,7 @@ func (r *run) steps(ctx context.Context) *end {
 				if e := r.recover(ctx, pv.rule); e != nil {
 					return e
 				}
-				i = r.reanchor(i, lastCheckpoint, keys)
+				i = r.reanchor(ctx, i, lastCheckpoint, keys)
 				continue
 			case vUnexpected, vFailed:
 				e := pv.end()
@@ -332,8 +332,8 @@ func pageKey(s *domain.UiSnapshot, st *domain.Step) string {
 // reanchor picks the step to resume at after a remedy: the earliest step
 // after the last checkpoint that acted in a document that is showing again,
 // else the current step. Steps at or before a checkpoint never repeat.
-func (r *run) reanchor(i, lastCheckpoint int, keys []string) int {
-	snap, err := r.disp.Observe(context.Background())
+func (r *run) reanchor(ctx context.Context, i, lastCheckpoint int, keys []string) int {
+	snap, err := r.disp.Observe(ctx)
 	if err != nil {
 		return i
 	}
