@@ -125,7 +125,7 @@ func TestReplayTalksOnlyToTheApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	background := proxy.quiet(2*time.Second, 15*time.Second)
+	background := proxy.quiet(3*time.Second, 20*time.Second)
 	for h := range background {
 		t.Logf("Chromium's own start-up request to %s (refused by the proxy)", h)
 	}
