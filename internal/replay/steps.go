@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/targeting"
 )
@@ -115,39 +116,82 @@ func (r *run) classify(s *domain.UiSnapshot, exp expectation) verdict {
 // undeclaredModal returns the name of an open dialog that the capability
 // never mentions, or "".
 func (r *run) undeclaredModal(s *domain.UiSnapshot) string {
-	if r.declaresDialogs() {
-		return ""
-	}
+	declared := r.declaredDialogs()
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if (n.Role == "dialog" || n.Role == "alertdialog") && !n.States.Hidden {
+		if (n.Role != "dialog" && n.Role != "alertdialog") || n.States.Hidden {
+			continue
+		}
+		if !slices.ContainsFunc(declared, func(d *domain.TargetDescriptor) bool { return dialogMatches(d, n) }) {
 			if n.Name == "" {
 				return n.Role
 			}
 			return n.Name
 		}
 	}
-	if s.Dialog != nil {
+	if s.Dialog != nil && !slices.ContainsFunc(declared, func(d *domain.TargetDescriptor) bool { return d.Role == "alertdialog" }) {
 		return s.Dialog.Message
 	}
 	return ""
 }
 
-func (r *run) declaresDialogs() bool {
-	found := false
-	check := func(t *domain.TargetDescriptor) {
+// dialogMatches reports whether a declared dialog descriptor covers node n:
+// the same role, and the declared name (when there is one) matching.
+func dialogMatches(d *domain.TargetDescriptor, n *domain.Node) bool {
+	if d.Role != n.Role {
+		return false
+	}
+	if d.Name == nil {
+		return true
+	}
+	switch d.Name.Match {
+	case domain.MatchContains:
+		return strings.Contains(perception.Fold(n.Name), perception.Fold(d.Name.Value))
+	case domain.MatchRegex:
+		re, err := regexp.Compile(d.Name.Value)
+		return err == nil && re.MatchString(n.Name)
+	}
+	return perception.FoldEqual(n.Name, perception.Fold(d.Name.Value))
+}
+
+// declaredDialogs lists every dialog or alertdialog descriptor the
+// capability names, in steps, outcomes, recovery rules and its checkpoint:
+// those dialogs are part of the workflow; any other one is an unknown screen.
+func (r *run) declaredDialogs() []*domain.TargetDescriptor {
+	var out []*domain.TargetDescriptor
+	add := func(t *domain.TargetDescriptor) {
 		if t != nil && (t.Role == "dialog" || t.Role == "alertdialog") {
-			found = true
+			out = append(out, t)
 		}
+	}
+	walk := func(p *domain.Predicate) {
+		p.Walk(func(q *domain.Predicate) {
+			add(q.NodeExists)
+			add(q.NodeAbsent)
+			if q.NodeHasValue != nil {
+				add(&q.NodeHasValue.Target)
+			}
+		})
 	}
 	for i := range r.c.Steps {
 		st := &r.c.Steps[i]
-		check(st.Target)
-		for _, p := range []*domain.Predicate{st.Precondition, st.Postcondition} {
-			p.Walk(func(q *domain.Predicate) { check(q.NodeExists); check(q.NodeAbsent) })
+		add(st.Target)
+		walk(st.Precondition)
+		walk(st.Postcondition)
+		if st.Wait != nil {
+			walk(st.Wait.Until)
 		}
 	}
-	return found
+	for i := range r.c.Outcomes {
+		walk(&r.c.Outcomes[i].When)
+	}
+	for i := range r.c.Recovery {
+		walk(&r.c.Recovery[i].When)
+	}
+	if r.c.Checkpoint != nil {
+		walk(&r.c.Checkpoint.When)
+	}
+	return out
 }
 
 // settle observes until the screen is classified as something other than
