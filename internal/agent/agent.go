@@ -109,6 +109,16 @@ type StepReport struct {
 	Notice  string `json:"notice,omitempty"`
 }
 
+// priced reports whether a cost budget can bind: one is set and the model
+// has a price.
+func (c *Config) priced() bool {
+	if c.Budget.MaxCost <= 0 || c.Model == nil {
+		return false
+	}
+	_, ok := c.Prices[c.Model.ID()]
+	return ok
+}
+
 // Validate checks cfg before anything starts.
 func (c *Config) Validate() error {
 	switch {
@@ -122,8 +132,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("agent: autonomy: %d is not a level 0-3 (use --sovereign for delegation)", c.Autonomy)
 	case c.Budget.MaxSteps <= 0:
 		return errors.New("agent: budget: max steps must be positive")
-	case c.Sovereign && (c.Budget.Deadline <= 0 || (c.Budget.MaxTokens <= 0 && c.Budget.MaxCost <= 0)):
-		return errors.New("agent: --sovereign needs a deadline and a token or cost budget")
+	case c.Sovereign && (c.Budget.Deadline <= 0 || (c.Budget.MaxTokens <= 0 && !c.priced())):
+		return errors.New("agent: --sovereign needs a deadline and a token budget (or a cost budget for a priced model)")
 	case c.Model.RequiresFrame() && c.Frameless:
 		return fmt.Errorf("agent: harness error: the model %s requires a screenshot and this surface has none", c.Model.ID())
 	}
@@ -482,6 +492,11 @@ func (l *loop) context() []string {
 	}
 	for _, n := range l.notices {
 		out = append(out, "Notice: "+n)
+	}
+	// Everything sent to a model passes the redactor (invariant 6): history
+	// lines and notices quote node names and errors.
+	for i := range out {
+		out[i] = l.cfg.Redactor.String(out[i])
 	}
 	return out
 }

@@ -223,7 +223,8 @@ func TestSovereignNeedsBudget(t *testing.T) {
 		{"NoDeadline", agent.Budget{MaxSteps: 5, MaxTokens: 1000, MaxCost: 1}, false},
 		{"DeadlineOnly", agent.Budget{MaxSteps: 5, Deadline: time.Minute}, false},
 		{"DeadlineAndTokens", agent.Budget{MaxSteps: 5, Deadline: time.Minute, MaxTokens: 1000}, true},
-		{"DeadlineAndCost", agent.Budget{MaxSteps: 5, Deadline: time.Minute, MaxCost: 0.5}, true},
+		// The fake's model has no price here, so a cost budget cannot bind.
+		{"DeadlineAndUnpricedCost", agent.Budget{MaxSteps: 5, Deadline: time.Minute, MaxCost: 0.5}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,7 +240,7 @@ func TestSovereignNeedsBudget(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), "--sovereign needs a deadline and a token or cost budget") {
+			if err == nil || !strings.Contains(err.Error(), "--sovereign needs a deadline and a token budget") {
 				t.Fatalf("Validate = %v, want the sovereign budget error", err)
 			}
 			res, runErr := agent.Run(b.ctx, cfg)

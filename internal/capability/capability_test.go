@@ -346,3 +346,15 @@ func mustRead(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+func TestValidKey(t *testing.T) {
+	t.Parallel()
+	for key, want := range map[string]bool{
+		"Enter": true, "Tab": true, "Space": true, "a": true, "7": true, "/": true,
+		"\r": false, "\n": false, " ": false, "\t": false, "ab": false, "": false, "\x00": false,
+	} {
+		if got := ValidKey(key); got != want {
+			t.Errorf("ValidKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}

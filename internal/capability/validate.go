@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -418,8 +419,10 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		if v := s.Value; v != nil {
 			switch {
 			case v.Input != "":
-				if _, ok := inputIdx[v.Input]; !ok {
+				if j, ok := inputIdx[v.Input]; !ok {
 					add(p("value", "$input"), "undeclared input %q", v.Input)
+				} else if in := c.Inputs[j]; !in.Required && in.Default == nil {
+					add(p("value", "$input"), "input %q is optional and has no default: a run without it would have nothing to type", v.Input)
 				}
 			case v.Output != "":
 				if _, ok := extracted[v.Output]; !ok {
@@ -538,9 +541,16 @@ var namedKeys = map[string]bool{
 	"Home": true, "End": true, "PageUp": true, "PageDown": true,
 }
 
-// ValidKey reports whether key is a key cua can press.
+// ValidKey reports whether key is a key cua can press: a named key, or one
+// printable character other than space (control characters such as "\r"
+// would be Enter under another name, out of the policy's sight: write
+// "Enter" and "Space").
 func ValidKey(key string) bool {
-	return namedKeys[key] || len([]rune(key)) == 1
+	if namedKeys[key] {
+		return true
+	}
+	r := []rune(key)
+	return len(r) == 1 && unicode.IsPrint(r[0]) && !unicode.IsSpace(r[0])
 }
 
 var printer = message.NewPrinter(language.English)

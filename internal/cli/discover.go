@@ -93,7 +93,7 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 			Autonomy: 0 advisory (propose only), 1 confirm each action, 2 confirm
 			risky actions, 3 act except irreversible actions without an approval or a
 			--grant. --sovereign delegates irreversible actions for this run and needs
-			--deadline and --max-tokens or --max-cost.
+			--deadline and --max-tokens.
 		`),
 		Example: heredoc.Doc(`
 			$ cua discover --goal "Look up the savings balance of member 12345" \
@@ -120,7 +120,7 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 	fl.StringVar(&opts.Record, "record", "", "record every exchange with the model to FILE")
 	fl.StringVar(&opts.Cassette, "cassette", "", "replay a recorded exploration from FILE (no network, no key)")
 	fl.IntVar(&opts.Autonomy, "autonomy", agent.LevelAuto, "autonomy level 0-3")
-	fl.BoolVar(&opts.Sovereign, "sovereign", false, "delegate irreversible actions for this run (needs --deadline and a token or cost budget)")
+	fl.BoolVar(&opts.Sovereign, "sovereign", false, "delegate irreversible actions for this run (needs --deadline and --max-tokens)")
 	fl.IntVar(&opts.MaxSteps, "max-steps", defaultDiscoverySteps, "stop after this many steps")
 	fl.IntVar(&opts.MaxTokens, "max-tokens", 0, "stop after this many tokens (0: no bound)")
 	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop after this many dollars (priced models only)")
@@ -162,8 +162,9 @@ func (o *discoverOptions) validate() error {
 		return flagErrorf("--max-steps must be positive")
 	case o.MaxTokens < 0 || o.MaxCost < 0 || o.Deadline < 0:
 		return flagErrorf("budgets cannot be negative")
-	case o.Sovereign && (o.Deadline <= 0 || (o.MaxTokens <= 0 && o.MaxCost <= 0)):
-		return flagErrorf("--sovereign needs --deadline and --max-tokens or --max-cost")
+	case o.Sovereign && (o.Deadline <= 0 || o.MaxTokens <= 0):
+		// No model is priced here, so a cost budget could not bind.
+		return flagErrorf("--sovereign needs --deadline and --max-tokens")
 	case o.Surface != "web" && o.Surface != "state":
 		return flagErrorf("--surface %q: want web or state", o.Surface)
 	}
@@ -442,7 +443,7 @@ func discoverCompileEval(ctx context.Context, p discoverParams) (*discoverResult
 	if err != nil {
 		return nil, err
 	}
-	rec.Message = cfg.Redactor.String(rec.Message)
+	redactMessages(rec, cfg.Redactor)
 	out.Eval = rec
 	return out, nil
 }

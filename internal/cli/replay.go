@@ -216,7 +216,7 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	if err != nil {
 		return err
 	}
-	rec.Message = red.String(rec.Message)
+	redactMessages(rec, red)
 	return reportRun(o.IO.Out, rec, o.JSON)
 }
 
@@ -262,4 +262,13 @@ func printSummary(w io.Writer, rec *domain.RunRecord) {
 	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
 	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
 	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
+}
+
+// redactMessages passes a record's free-text messages through the redactor
+// before they reach stdout; record.json is redacted whole by evidence.
+func redactMessages(rec *domain.RunRecord, red *redact.Redactor) {
+	rec.Message = red.String(rec.Message)
+	for i := range rec.Steps {
+		rec.Steps[i].Message = red.String(rec.Steps[i].Message)
+	}
 }

@@ -15,7 +15,8 @@ var (
 		"close account", "closing account", "close the account", "wire", "wires", "wiring",
 		"pay", "pays", "paying", "payment", "payments", "withdraw", "withdraws", "withdrawing", "withdrawal", "withdrawals",
 		"disburse", "disbursement", "purge", "terminate", "destroy", "post transfer",
-		"charge off", "write off", "void", "refund", "refunds",
+		"charge off", "write off", "void", "refund", "refunds", "revoke", "revokes", "deactivate", "erase",
+		"cancel card", "cancel membership", "cancel account", "cancel payment", "cancel loan", "suspend", "freeze",
 	}
 	elevatedWords = []string{
 		"submit", "submits", "submitting", "confirm", "confirms", "confirming", "save", "apply", "approve", "approves",
@@ -27,7 +28,7 @@ var (
 // neutralWords mark a control that only shows or abandons something
 // ("Review transfer", "Cancel payment"): it is safe whatever else its name
 // says, unless the name joins a second action ("Review and submit payment").
-var neutralWords = []string{"review", "preview", "cancel", "view", "back", "history", "search", "find"}
+var neutralWords = []string{"review", "preview", "view", "back", "history", "search", "find"}
 
 // actingRoles are the roles whose names the lexicon judges: controls that
 // commit something. Links and fields navigate or edit; they commit nothing on
@@ -46,8 +47,15 @@ func Classify(a domain.Action, n *domain.Node) domain.Risk {
 	if n == nil || !clicks(a.Type) || !actingRoles[n.Role] {
 		return tier
 	}
+	if dismissals[fold(n.Name)] {
+		// "Cancel" on a confirm dialog abandons what the dialog asks about.
+		return tier
+	}
 	return domain.MaxRisk(tier, NameRisk(n.Name+" "+n.Description))
 }
+
+// dismissals are control names that only abandon or close what is shown.
+var dismissals = map[string]bool{"cancel": true, "no": true, "dismiss": true, "close": true, "not now": true}
 
 func clicks(t domain.ActionType) bool {
 	return t == domain.ActClick || t == domain.ActRawInput || t == domain.ActPressKey

@@ -72,16 +72,16 @@ func TestNameRisk(t *testing.T) {
 		// Neutral prefixes make the whole control safe.
 		{"review", "Review payment", safe},
 		{"preview", "Preview transfer", safe},
-		{"cancel", "Cancel payment", safe},
-		{"cancel transfer", "Cancel transfer", safe},
+		{"cancelling a payment mutates it", "Cancel payment", irreversible},
+		{"cancelling a transfer mutates it", "Cancel transfer", irreversible},
 		{"view", "View transfer", safe},
 		{"back", "Back", safe},
 		{"back to delete", "Back to delete list", safe},
 		{"history", "History", safe},
 		{"search", "Search transfers", safe},
 		{"find", "Find payee", safe},
-		{"neutral prefix after punctuation", "« Cancel payment", safe},
-		{"neutral prefix upper case", "CANCEL TRANSFER", safe},
+		{"neutral prefix after punctuation", "« Review payment", safe},
+		{"neutral prefix upper case", "REVIEW TRANSFER", safe},
 
 		// Whole words only.
 		{"display is not pay", "Display", safe},
@@ -183,6 +183,12 @@ func TestNameRiskCompoundsAndWordForms(t *testing.T) {
 		{"Deleting", domain.RiskIrreversible},
 		{"Approve transfers", domain.RiskIrreversible},
 		{"Submitting", domain.RiskElevated},
+		{"Cancel card", domain.RiskIrreversible},
+		{"Cancel membership", domain.RiskIrreversible},
+		{"Cancel scheduled transfer", domain.RiskIrreversible},
+		{"Revoke access", domain.RiskIrreversible},
+		{"Deactivate member", domain.RiskIrreversible},
+		{"Erase record", domain.RiskIrreversible},
 	}
 	for _, tt := range tests {
 		t.Run(tt.label, func(t *testing.T) {

@@ -278,12 +278,28 @@ func (r *run) expand(pattern string) string {
 	})
 }
 
-var placeholder = regexp.MustCompile(`\{input\.[a-z_]+\}`)
+// expandChecked expands a URL pattern and refuses one whose placeholder
+// names an input without a value.
+func (r *run) expandChecked(pattern string) (string, error) {
+	for _, m := range placeholder.FindAllString(pattern, -1) {
+		name := strings.TrimSuffix(strings.TrimPrefix(m, "{input."), "}")
+		if _, ok := r.inputs[name]; !ok {
+			return "", fmt.Errorf("URL placeholder %s has no value", m)
+		}
+	}
+	return r.expand(pattern), nil
+}
+
+var placeholder = regexp.MustCompile(`\{input\.[a-z][a-z0-9_]*\}`)
 
 // enter navigates to the entrypoint, waits for a known screen and runs the
 // prerequisites whose condition holds.
 func (r *run) enter(ctx context.Context) *end {
-	nav := domain.Action{Type: domain.ActNavigate, URL: r.expand(r.c.Entrypoint.URLPattern), StepID: "entry"}
+	entry, err := r.expandChecked(r.c.Entrypoint.URLPattern)
+	if err != nil {
+		return failEnd(domain.CodeInputInvalid, "entrypoint: %v", err)
+	}
+	nav := domain.Action{Type: domain.ActNavigate, URL: entry, StepID: "entry"}
 	if _, err := r.disp.Act(ctx, nil, nav, ""); err != nil {
 		return errEnd(err)
 	}
@@ -336,8 +352,14 @@ func (r *run) runCapability(ctx context.Context, ref, why string) *end {
 	if err != nil {
 		return errEnd(err)
 	}
+	// A capability run in place gets no caller inputs: its defaults apply,
+	// and one that needs an input cannot be called this way.
+	subInputs, err := capability.BindInputs(l.Capability, nil)
+	if err != nil {
+		return failEnd(domain.CodeInputInvalid, "%s cannot run in place: %v", l.Capability.Ref(), err)
+	}
 	sub := &run{o: r.o, c: l.Capability, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
-		outputs: map[string]any{}, attempts: map[string]int{}, inputs: map[string]any{}, parent: r, secrets: r.secrets}
+		outputs: map[string]any{}, attempts: map[string]int{}, inputs: subInputs, parent: r, secrets: r.secrets}
 	sub.o.Capability = l
 	disp, err := sub.dispatcher(l.Capability)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/cuahq/cua/internal/capability"
@@ -69,8 +70,9 @@ func (lib *DirLibrary) Lookup(ref string) (*capability.Loaded, error) {
 }
 
 func semverLess(a, b string) bool {
-	pa, pb := strings.SplitN(a, "-", 2)[0], strings.SplitN(b, "-", 2)[0]
-	as, bs := strings.Split(pa, "."), strings.Split(pb, ".")
+	ma, pa, _ := strings.Cut(strings.SplitN(a, "+", 2)[0], "-")
+	mb, pb, _ := strings.Cut(strings.SplitN(b, "+", 2)[0], "-")
+	as, bs := strings.Split(ma, "."), strings.Split(mb, ".")
 	for i := 0; i < 3 && i < len(as) && i < len(bs); i++ {
 		var x, y int
 		fmt.Sscan(as[i], &x)
@@ -79,5 +81,29 @@ func semverLess(a, b string) bool {
 			return x < y
 		}
 	}
-	return a < b
+	// A release ranks above its prereleases (semver 2.0.0, item 11).
+	switch {
+	case pa == pb:
+		return false
+	case pa == "":
+		return false
+	case pb == "":
+		return true
+	}
+	ia, ib := strings.Split(pa, "."), strings.Split(pb, ".")
+	for i := 0; i < len(ia) && i < len(ib); i++ {
+		x, errx := strconv.Atoi(ia[i])
+		y, erry := strconv.Atoi(ib[i])
+		switch {
+		case errx == nil && erry == nil && x != y:
+			return x < y
+		case errx == nil && erry != nil:
+			return true
+		case errx != nil && erry == nil:
+			return false
+		case errx != nil && erry != nil && ia[i] != ib[i]:
+			return ia[i] < ib[i]
+		}
+	}
+	return len(ia) < len(ib)
 }

@@ -643,7 +643,10 @@ func TestJournal(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			t.Parallel()
-			r.cap, r.inputs = "journal.yaml", in
+			r.cap = "journal.yaml"
+			if r.inputs == nil {
+				r.inputs = in
+			}
 			runRow(t, r.spec)
 		})
 	}

@@ -442,6 +442,9 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 				}
 			}
 		}
+		if spec := r.c.Output(st.Into); spec != nil && spec.Sensitive {
+			r.o.Redactor.RegisterLiteral(strings.TrimSpace(text))
+		}
 		val, err := transform(st.Transform, text)
 		if err != nil {
 			return failEnd(domain.CodeOutputInvalid, "step %s: %v", st.ID, err)
@@ -471,7 +474,11 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		}
 		return nil
 	case domain.ActNavigate:
-		a.URL = r.expand(st.URL)
+		u, err := r.expandChecked(st.URL)
+		if err != nil {
+			return failEnd(domain.CodeInputInvalid, "step %s: %v", st.ID, err)
+		}
+		a.URL = u
 	}
 	text := ""
 	if st.Value != nil {
@@ -479,9 +486,17 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		case "literal":
 			text = *st.Value.Literal
 		case "input":
-			text = fmt.Sprint(r.inputs[st.Value.Input])
+			v, ok := r.inputs[st.Value.Input]
+			if !ok {
+				return failEnd(domain.CodeInputInvalid, "step %s: input %s has no value (optional, no default)", st.ID, st.Value.Input)
+			}
+			text = fmt.Sprint(v)
 		case "output":
-			text = fmt.Sprint(r.outputs[st.Value.Output])
+			v, ok := r.outputs[st.Value.Output]
+			if !ok {
+				return failEnd(domain.CodeOutputInvalid, "step %s: output %s was not extracted", st.ID, st.Value.Output)
+			}
+			text = fmt.Sprint(v)
 		}
 	}
 	out, err := r.disp.Act(ctx, snap, a, text)

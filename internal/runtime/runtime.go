@@ -302,7 +302,7 @@ func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, s
 // buttons in the same frame and region as the node it lands on, or as the
 // focused node when it names none.
 func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
-	if a.Type != domain.ActPressKey || snap == nil || (a.Key != "Enter" && a.Key != "Space") {
+	if a.Type != domain.ActPressKey || snap == nil || !submitKey(a.Key) {
 		return domain.RiskSafe
 	}
 	if n == nil {
@@ -331,4 +331,14 @@ func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domai
 		}
 	}
 	return risk
+}
+
+// submitKey reports keys that activate a form or a control: Enter and Space
+// under any of their names.
+func submitKey(k string) bool {
+	switch k {
+	case "Enter", "Return", "\r", "\n", "\r\n", "Space", "Spacebar", " ":
+		return true
+	}
+	return false
 }

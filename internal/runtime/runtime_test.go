@@ -670,6 +670,8 @@ func TestImpliedRiskOfEnter(t *testing.T) {
 		{"Enter in a search form", enter, &snap.Nodes[3], domain.RiskSafe},
 		{"untargeted Enter lands on the focused field", enter, nil, domain.RiskIrreversible},
 		{"Tab submits nothing", domain.Action{Type: domain.ActPressKey, Key: "Tab"}, &snap.Nodes[1], domain.RiskSafe},
+		{"a carriage return is Enter under another name", domain.Action{Type: domain.ActPressKey, Key: "\r"}, &snap.Nodes[1], domain.RiskIrreversible},
+		{"Return is Enter", domain.Action{Type: domain.ActPressKey, Key: "Return"}, &snap.Nodes[1], domain.RiskIrreversible},
 		{"a click is judged by its own node", domain.Action{Type: domain.ActClick}, &snap.Nodes[4], domain.RiskSafe},
 	}
 	for _, tt := range tests {
