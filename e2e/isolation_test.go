@@ -33,12 +33,19 @@ type recordingProxy struct {
 // quiet waits until the proxy has seen no request for d (at most max) and
 // returns the hosts seen so far.
 func (p *recordingProxy) quiet(d, max time.Duration) map[string]int {
-	deadline := time.Now().Add(max)
+	start := time.Now()
+	deadline := start.Add(max)
 	for time.Now().Before(deadline) {
 		p.mu.Lock()
-		idle := time.Since(p.last)
+		since := p.last
 		p.mu.Unlock()
-		if idle >= d {
+		if since.Before(start) {
+			since = start // no request yet: quiet is counted from now
+		}
+		idle := time.Since(since)
+		// Chromium's start-up calls come in bursts over a few seconds:
+		// wait for a quiet spell, and at least twice that since the start.
+		if idle >= d && time.Since(start) >= 2*d {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
