@@ -42,9 +42,9 @@ const (
 
 // Environment variables read by [FromEnv].
 const (
-	EnvBaseURL      = "CUA_LLM_BASE_URL"
-	EnvModel        = "CUA_LLM_MODEL"
-	EnvAPIKey       = "CUA_LLM_API_KEY"
+	EnvBaseURL      = model.EnvBaseURL
+	EnvModel        = model.EnvModel
+	EnvAPIKey       = model.EnvAPIKey
 	EnvOpenAIAPIKey = "OPENAI_API_KEY"
 )
 
@@ -87,28 +87,11 @@ var _ model.Model = (*Model)(nil)
 // OPENAI_API_KEY. Without a key it returns an error wrapping
 // [model.ErrNoKey] that names the variables to set.
 func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config, error) {
-	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	key := env(EnvAPIKey)
-	if key == "" {
-		key = env(EnvOpenAIAPIKey)
+	set, err := model.SettingsFromEnv(getenv, EnvOpenAIAPIKey, modelFlag, baseURLFlag, DefaultModel, DefaultBaseURL)
+	if err != nil {
+		return Config{}, err
 	}
-	if key == "" {
-		return Config{}, fmt.Errorf("%w: set %s (or %s)", model.ErrNoKey, EnvAPIKey, EnvOpenAIAPIKey)
-	}
-	return Config{
-		BaseURL: first(baseURLFlag, env(EnvBaseURL), DefaultBaseURL),
-		Model:   first(modelFlag, env(EnvModel), DefaultModel),
-		APIKey:  key,
-	}, nil
-}
-
-func first(vs ...string) string {
-	for _, v := range vs {
-		if v = strings.TrimSpace(v); v != "" {
-			return v
-		}
-	}
-	return ""
+	return Config{BaseURL: set.BaseURL, Model: set.Model, APIKey: set.APIKey}, nil
 }
 
 // New returns a Model for cfg. It returns an error wrapping
@@ -118,8 +101,8 @@ func New(cfg Config) (*Model, error) {
 	if cfg.APIKey == "" {
 		return nil, fmt.Errorf("openai: %w: set %s (or %s)", model.ErrNoKey, EnvAPIKey, EnvOpenAIAPIKey)
 	}
-	cfg.BaseURL = first(cfg.BaseURL, DefaultBaseURL)
-	cfg.Model = first(cfg.Model, DefaultModel)
+	cfg.BaseURL = model.FirstNonEmpty(cfg.BaseURL, DefaultBaseURL)
+	cfg.Model = model.FirstNonEmpty(cfg.Model, DefaultModel)
 	u, err := url.Parse(cfg.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("openai: base URL %q is not an absolute http(s) URL", cfg.BaseURL)
