@@ -18,13 +18,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cuahq/cua/internal/model"
 	oai "github.com/openai/openai-go/v3"
@@ -310,60 +308,17 @@ func (m *Model) classify(parent, callCtx context.Context, status int, err error)
 		return fmt.Errorf("openai: %w: %v", model.ErrUnavailable, errors.Unwrap(err))
 	case status == http.StatusOK:
 		return fmt.Errorf("openai: %w: malformed answer: %v", model.ErrUnavailable, errors.Unwrap(err))
-	case status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= 500:
-		return fmt.Errorf("openai: %w: HTTP %d after %d retries%s", model.ErrUnavailable, status, m.cfg.MaxRetries, detail)
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return fmt.Errorf("openai: HTTP %d: the endpoint refused the API key%s", status, detail)
 	default:
-		return fmt.Errorf("openai: HTTP %d%s", status, detail)
+		return model.HTTPFailure("openai", status, m.cfg.MaxRetries, strings.TrimPrefix(detail, ": "))
 	}
 }
 
-// maxMessage bounds the provider message quoted in an error.
-const maxMessage = 300
-
 // errorMessage returns the provider's error message: the SDK's parsed
-// one, else the error body's "error.message", "error" or "message", else
-// its text.
+// one, else the one in the error body.
 func errorMessage(err error, resp *http.Response) string {
 	var apiErr *oai.Error
 	if errors.As(err, &apiErr) && apiErr.Message != "" {
-		return clip(apiErr.Message)
+		return model.Clip(apiErr.Message)
 	}
-	if resp == nil || resp.Body == nil || resp.StatusCode < 400 {
-		return ""
-	}
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	var body struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-	}
-	if json.Unmarshal(raw, &body) == nil {
-		var nested struct {
-			Message string `json:"message"`
-		}
-		var s string
-		switch {
-		case json.Unmarshal(body.Error, &nested) == nil && nested.Message != "":
-			return clip(nested.Message)
-		case json.Unmarshal(body.Error, &s) == nil && s != "":
-			return clip(s)
-		case body.Message != "":
-			return clip(body.Message)
-		}
-	}
-	return clip(string(raw))
-}
-
-func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return model.ErrorBodyMessage(resp)
 }
