@@ -192,6 +192,8 @@ const (
 	ActWaitFor  ActionType = "wait_for"
 	ActAssert   ActionType = "assert"
 	ActReload   ActionType = "reload"
+	// ActFocus moves keyboard focus to the target without clicking it.
+	ActFocus ActionType = "focus"
 	// ActRawInput is a human's pointer or key input from the console; it is
 	// never written in a capability.
 	ActRawInput ActionType = "raw_input"
@@ -209,7 +211,7 @@ func (a ActionType) Mutates() bool {
 // NeedsTarget reports whether the action acts on a resolved node.
 func (a ActionType) NeedsTarget() bool {
 	switch a {
-	case ActClick, ActType, ActSelect, ActExtract:
+	case ActClick, ActType, ActSelect, ActExtract, ActFocus:
 		return true
 	}
 	return false

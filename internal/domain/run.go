@@ -139,11 +139,50 @@ type Action struct {
 	Actor Actor   `json:"actor"`
 }
 
+// Effect says whether an elevated or irreversible step's action reached the
+// application (DESIGN invariant 13).
+type Effect string
+
+// Effects, in increasing order of what an operator must check.
+const (
+	// EffectNotSent: the action was never dispatched.
+	EffectNotSent Effect = "not_sent"
+	// EffectConfirmed: the action was dispatched and its postcondition held.
+	EffectConfirmed Effect = "confirmed"
+	// EffectSentUnconfirmed: the action was (or may have been) dispatched and
+	// nothing on screen confirmed its result.
+	EffectSentUnconfirmed Effect = "sent_unconfirmed"
+)
+
+// Sent reports whether the action may have reached the application.
+func (e Effect) Sent() bool { return e == EffectConfirmed || e == EffectSentUnconfirmed }
+
+// StepEffect is one elevated or irreversible step's effect.
+type StepEffect struct {
+	Step   string `json:"step"`
+	Risk   Risk   `json:"risk"`
+	Effect Effect `json:"effect"`
+}
+
+// Effects summarises a run's elevated and irreversible steps: whether any
+// was sent, whether any is unconfirmed, and each one.
+type Effects struct {
+	// Sent is true when any elevated or irreversible action may have reached
+	// the application; such a run must never be retried blindly.
+	Sent bool `json:"sent"`
+	// Unconfirmed is true when a sent action's result was not read.
+	Unconfirmed bool         `json:"unconfirmed"`
+	Steps       []StepEffect `json:"steps"`
+}
+
 // StepResult is the record of one executed step.
 type StepResult struct {
 	ID         string      `json:"id"`
 	Action     ActionType  `json:"action"`
 	Status     string      `json:"status"`
+	// Risk and Effect are set on elevated and irreversible steps.
+	Risk   Risk   `json:"risk,omitempty"`
+	Effect Effect `json:"effect,omitempty"`
 	Strategy   Strategy    `json:"strategy,omitempty"`
 	Drifted    bool        `json:"drifted,omitempty"`
 	DurationMS int64       `json:"duration_ms"`
@@ -175,6 +214,9 @@ type RunRecord struct {
 	DurationMS       int64             `json:"duration_ms"`
 	Steps            []StepResult      `json:"steps"`
 	BaseURL          string            `json:"base_url,omitempty"`
+	// Effects is set when the capability has an elevated or irreversible
+	// step.
+	Effects *Effects `json:"effects,omitempty"`
 }
 
 // TraceStep is one acted (or attempted) step of a discovery run, as the

@@ -99,6 +99,9 @@ type UiSnapshot struct {
 	// frame that was not 2xx/3xx, else of the top document.
 	HTTPStatus int     `json:"http_status,omitempty"`
 	Dialog     *Dialog `json:"dialog,omitempty"`
+	// PostBacked is true when the top document was loaded by a POST (a
+	// submitted form): reloading it would send the form again.
+	PostBacked bool `json:"post_backed,omitempty"`
 	// Fingerprint is a structural hash of the snapshot (roles, names, tree
 	// shape; not values).
 	Fingerprint string `json:"fingerprint,omitempty"`

@@ -64,6 +64,14 @@ var (
 	ErrCrashed      = errors.New("surface crashed or disconnected")
 	ErrNoFrame      = errors.New("surface has no screenshot")
 	ErrUnsupported  = errors.New("action not supported by this surface")
+	// ErrResubmit refuses a reload of a document that came from a POST:
+	// reloading it would send the form again.
+	ErrResubmit = errors.New("reload would re-send a submitted form")
+	// ErrNotLanded reports an action that was dispatched but did not take
+	// effect as asked (a typed value that did not land, a click another
+	// element intercepted, a node detached mid-action). The screen must be
+	// classified before the run decides what it means.
+	ErrNotLanded = errors.New("action did not take effect")
 )
 
 // FailureCode maps an adapter error to the run's failure code.
@@ -77,6 +85,8 @@ func FailureCode(err error) domain.FailureCode {
 		return domain.CodePolicyDenied
 	case errors.Is(err, ErrStale):
 		return domain.CodeTargetNotFound
+	case errors.Is(err, ErrResubmit):
+		return domain.CodePolicyDenied
 	case errors.Is(err, context.DeadlineExceeded):
 		return domain.CodeTimeout
 	case errors.Is(err, context.Canceled):
