@@ -177,12 +177,12 @@ type Effects struct {
 
 // StepResult is the record of one executed step.
 type StepResult struct {
-	ID         string      `json:"id"`
-	Action     ActionType  `json:"action"`
-	Status     string      `json:"status"`
+	ID     string     `json:"id"`
+	Action ActionType `json:"action"`
+	Status string     `json:"status"`
 	// Risk and Effect are set on elevated and irreversible steps.
-	Risk   Risk   `json:"risk,omitempty"`
-	Effect Effect `json:"effect,omitempty"`
+	Risk       Risk        `json:"risk,omitempty"`
+	Effect     Effect      `json:"effect,omitempty"`
 	Strategy   Strategy    `json:"strategy,omitempty"`
 	Drifted    bool        `json:"drifted,omitempty"`
 	DurationMS int64       `json:"duration_ms"`
