@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strings"
 
 	"github.com/cuahq/cua/internal/domain"
 )
@@ -36,9 +35,18 @@ type Approval struct {
 // Config configures an Engine.
 type Config struct {
 	Profile Profile
-	// AllowedDomains lists host names ("127.0.0.1", "bank.example",
-	// "*.bank.example") navigation may reach. Empty denies every navigation.
+	// AllowedDomains lists the origins navigation may reach: a host name
+	// ("127.0.0.1", "bank.example", "*.bank.example"), which means that host
+	// on EntryOrigin's scheme and port only, or an origin with a scheme and
+	// port ("http://127.0.0.1:8811"). Empty denies every navigation.
 	AllowedDomains []string
+	// EntryOrigin is the run's base origin (scheme://host[:port]); a bare
+	// host in AllowedDomains takes its scheme and port. Empty lets a bare host
+	// match any scheme and port (discovery, which starts from its target).
+	EntryOrigin string
+	// Parent, when set, must also allow every URL: a capability run in
+	// place inherits its caller's allowlist intersected with its own.
+	Parent *Engine
 	// AllowedActions limits action types; empty allows all.
 	AllowedActions []domain.ActionType
 	// AllowIrreversible is the caller's opt-in to irreversible actions.
@@ -52,7 +60,9 @@ type Config struct {
 // Engine authorizes actions under one configuration. It is safe for
 // concurrent use.
 type Engine struct {
-	cfg Config
+	cfg     Config
+	entry   origin
+	allowed []origin
 }
 
 // New validates cfg and returns an Engine.
@@ -62,12 +72,22 @@ func New(cfg Config) (*Engine, error) {
 	default:
 		return nil, fmt.Errorf("policy: unknown profile %q", cfg.Profile)
 	}
-	for _, d := range cfg.AllowedDomains {
-		if d == "" || strings.ContainsAny(d, "/:") {
-			return nil, fmt.Errorf("policy: allowed domain %q is not a host name", d)
+	e := &Engine{cfg: cfg}
+	if cfg.EntryOrigin != "" {
+		o, err := parseOrigin(cfg.EntryOrigin)
+		if err != nil || o.host == "" {
+			return nil, fmt.Errorf("policy: entry origin %q is not scheme://host[:port]", cfg.EntryOrigin)
 		}
+		e.entry = o
 	}
-	return &Engine{cfg: cfg}, nil
+	for _, d := range cfg.AllowedDomains {
+		o, err := parseAllowed(d)
+		if err != nil {
+			return nil, fmt.Errorf("policy: allowed domain %q: %w", d, err)
+		}
+		e.allowed = append(e.allowed, o)
+	}
+	return e, nil
 }
 
 // Profile returns the engine's profile.
@@ -185,6 +205,17 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 	return out, nil
 }
 
+// CanAuthorizeIrreversible reports, before anything runs, whether an
+// irreversible action could be authorized under this configuration (the
+// caller opted in and holds an approval of this exact content). It returns
+// the denial the action would meet otherwise.
+func (e *Engine) CanAuthorizeIrreversible() error {
+	if e.cfg.Profile != ProfileAutomation {
+		return nil
+	}
+	return e.checkIrreversible()
+}
+
 func (e *Engine) checkIrreversible() error {
 	if !e.cfg.AllowIrreversible {
 		return deny("allow_irreversible", domain.CodeApprovalRequired,
@@ -214,14 +245,27 @@ func (e *Engine) CheckURL(raw string) error {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return deny("allowed_domains", domain.CodeDomainNotAllowed, "URL scheme %q is not allowed", u.Scheme)
 	}
-	host := strings.ToLower(u.Hostname())
-	for _, d := range e.cfg.AllowedDomains {
-		d = strings.ToLower(d)
-		if host == d || (strings.HasPrefix(d, "*.") && strings.HasSuffix(host, d[1:])) {
-			return nil
+	got := originOf(u)
+	ok := false
+	for _, a := range e.allowed {
+		if a.allows(got, e.entry) {
+			ok = true
+			break
 		}
 	}
-	return deny("allowed_domains", domain.CodeDomainNotAllowed, "host %q is not in the allowed domains", host)
+	if !ok {
+		return deny("allowed_domains", domain.CodeDomainNotAllowed, "%s is not in the allowed domains", got)
+	}
+	if e.cfg.Parent != nil {
+		if err := e.cfg.Parent.CheckURL(raw); err != nil {
+			var d *DeniedError
+			if errors.As(err, &d) {
+				d.Message += " of the calling capability"
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 func orSafe(r domain.Risk) domain.Risk {

@@ -72,10 +72,14 @@ func TestNew(t *testing.T) {
 		{"no profile", policy.Config{}, "unknown profile"},
 		{"unknown profile", policy.Config{Profile: "ADMIN"}, "unknown profile"},
 		{"lower-case profile", policy.Config{Profile: "automation"}, "unknown profile"},
-		{"empty domain", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"bank.example", ""}}, "not a host name"},
-		{"domain with scheme", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"https://bank.example"}}, "not a host name"},
-		{"domain with port", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"127.0.0.1:8080"}}, "not a host name"},
-		{"domain with path", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"bank.example/admin"}}, "not a host name"},
+		{"origins", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"https://bank.example", "http://127.0.0.1:8811/"}}, ""},
+		{"empty domain", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"bank.example", ""}}, `allowed domain "": is empty`},
+		{"host with port but no scheme", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"127.0.0.1:8080"}}, "neither a host name nor scheme://host[:port]"},
+		{"domain with path", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"bank.example/admin"}}, "neither a host name nor"},
+		{"origin with path", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"https://bank.example/admin"}}, "no user, path, query or fragment"},
+		{"origin with user", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"https://u@bank.example"}}, "no user, path, query or fragment"},
+		{"ftp origin", policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"ftp://bank.example"}}, "scheme must be http or https"},
+		{"bad entry origin", policy.Config{Profile: policy.ProfileAutomation, EntryOrigin: "file:///x"}, "entry origin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -592,5 +596,87 @@ func TestEngineConcurrentUse(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestCheckURLOrigins: a bare host means the entrypoint's scheme and port
+// only; an origin entry names its own; a sub-capability's engine also needs
+// its caller's allowlist to agree (issue 9: the sign-on typed a password
+// into another port on 127.0.0.1).
+func TestCheckURLOrigins(t *testing.T) {
+	t.Parallel()
+	bare, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"127.0.0.1", "localhost"}, EntryOrigin: "http://127.0.0.1:8811"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	explicit, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"http://127.0.0.1:9000", "https://bank.example"}, EntryOrigin: "http://127.0.0.1:8811"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	child, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"127.0.0.1", "http://127.0.0.1:9000"}, EntryOrigin: "http://127.0.0.1:8811", Parent: bare})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		e    *policy.Engine
+		url  string
+		ok   bool
+	}{
+		{"bare host, entry port", bare, "http://127.0.0.1:8811/content/search", true},
+		{"bare host, other host same port", bare, "http://localhost:8811/", true},
+		{"bare host, other port", bare, "http://127.0.0.1:9000/", false},
+		{"bare host, other scheme", bare, "https://127.0.0.1:8811/", false},
+		{"explicit origin", explicit, "http://127.0.0.1:9000/x", true},
+		{"explicit origin, entry port not listed", explicit, "http://127.0.0.1:8811/", false},
+		{"explicit https default port", explicit, "https://bank.example/a", true},
+		{"explicit https, other port", explicit, "https://bank.example:8443/a", false},
+		{"child within parent", child, "http://127.0.0.1:8811/", true},
+		{"child allows what parent does not", child, "http://127.0.0.1:9000/", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.e.CheckURL(tt.url)
+			if tt.ok && err != nil {
+				t.Errorf("CheckURL(%q): %v", tt.url, err)
+			}
+			if !tt.ok {
+				wantDenied(t, err, "allowed_domains", domain.CodeDomainNotAllowed)
+			}
+		})
+	}
+}
+
+func TestCanAuthorizeIrreversible(t *testing.T) {
+	t.Parallel()
+	hash := "sha256:" + strings.Repeat("a", 64)
+	ap := &policy.Approval{Capability: "x@1.0.0", ContentHash: hash, Approver: "ops"}
+	tests := []struct {
+		name string
+		cfg  policy.Config
+		ok   bool
+	}{
+		{"no opt-in", policy.Config{Profile: policy.ProfileAutomation, ContentHash: hash, Approval: ap}, false},
+		{"no approval", policy.Config{Profile: policy.ProfileAutomation, ContentHash: hash, AllowIrreversible: true}, false},
+		{"other hash", policy.Config{Profile: policy.ProfileAutomation, ContentHash: "sha256:" + strings.Repeat("b", 64), AllowIrreversible: true, Approval: ap}, false},
+		{"approved", policy.Config{Profile: policy.ProfileAutomation, ContentHash: hash, AllowIrreversible: true, Approval: ap}, true},
+		{"human confirms each", policy.Config{Profile: policy.ProfileHuman}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e, err := policy.New(tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.CanAuthorizeIrreversible()
+			if tt.ok != (err == nil) {
+				t.Fatalf("CanAuthorizeIrreversible() = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && domain.ErrorCode(err) != domain.CodeApprovalRequired {
+				t.Fatalf("code %s, want %s", domain.ErrorCode(err), domain.CodeApprovalRequired)
+			}
+		})
 	}
 }

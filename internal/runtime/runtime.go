@@ -301,7 +301,17 @@ func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, s
 // submits (Enter, Space on a button) takes the highest name risk of the
 // buttons in the same frame and region as the node it lands on, or as the
 // focused node when it names none.
+//
+// A click (or raw pointer input) on a node that does not act by itself (the
+// text inside a button, an image in a link) carries the risk of its nearest
+// actionable ancestor: that is the control whose handler runs.
 func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
+	if (a.Type == domain.ActClick || a.Type == domain.ActRawInput) && snap != nil && n != nil {
+		if anc := ActionableAncestor(snap, n); anc != nil {
+			return policy.Classify(domain.Action{Type: domain.ActClick}, anc)
+		}
+		return domain.RiskSafe
+	}
 	if a.Type != domain.ActPressKey || snap == nil || !submitKey(a.Key) {
 		return domain.RiskSafe
 	}
@@ -341,4 +351,31 @@ func submitKey(k string) bool {
 		return true
 	}
 	return false
+}
+
+// actionableRoles are the canonical roles whose element receives a click's
+// effect.
+var actionableRoles = map[string]bool{
+	"button": true, "link": true, "menuitem": true, "menuitemcheckbox": true, "menuitemradio": true,
+	"tab": true, "checkbox": true, "radio": true, "switch": true, "option": true, "treeitem": true,
+}
+
+// ActionableAncestor returns the nearest actionable ancestor of n (n's own
+// role excluded), or nil when n is itself actionable or has none. The walk
+// is bounded by the snapshot's size, so a malformed parent chain cannot loop.
+func ActionableAncestor(snap *domain.UiSnapshot, n *domain.Node) *domain.Node {
+	if actionableRoles[n.Role] {
+		return nil
+	}
+	p := n.Parent
+	for range len(snap.Nodes) {
+		if p < 0 || p >= len(snap.Nodes) {
+			return nil
+		}
+		if q := &snap.Nodes[p]; actionableRoles[q.Role] {
+			return q
+		}
+		p = snap.Nodes[p].Parent
+	}
+	return nil
 }

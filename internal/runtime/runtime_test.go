@@ -683,3 +683,51 @@ func TestImpliedRiskOfEnter(t *testing.T) {
 		})
 	}
 }
+
+// TestImpliedRiskOfInnerText: a click on the text inside a button runs the
+// button's handler, so it carries the button's risk (issue 9: an "Open
+// account" commit went through as safe when the target named its text node).
+func TestImpliedRiskOfInnerText(t *testing.T) {
+	t.Parallel()
+	snap := &domain.UiSnapshot{Nodes: []domain.Node{
+		{Index: 0, Role: "document", Parent: -1, Children: []int{1, 3, 5}},
+		{Index: 1, Role: "button", Name: "Open account", Parent: 0, Children: []int{2}},
+		{Index: 2, Role: "text", Name: "Open account", Parent: 1},
+		{Index: 3, Role: "link", Name: "Wire money", Parent: 0, Children: []int{4}},
+		{Index: 4, Role: "image", Name: "Wire money", Parent: 3},
+		{Index: 5, Role: "generic", Parent: 0, Children: []int{6}},
+		{Index: 6, Role: "text", Name: "Delete everything", Parent: 5},
+		{Index: 7, Role: "text", Name: "cycle", Parent: 8},
+		{Index: 8, Role: "generic", Parent: 7},
+	}}
+	click := domain.Action{Type: domain.ActClick}
+	tests := []struct {
+		name string
+		a    domain.Action
+		n    int
+		want domain.Risk
+	}{
+		{"text inside a committing button", click, 2, domain.RiskElevated},
+		{"raw input on it too", domain.Action{Type: domain.ActRawInput}, 2, domain.RiskElevated},
+		{"image inside a link: links commit nothing", click, 4, domain.RiskSafe},
+		{"text with no actionable ancestor", click, 6, domain.RiskSafe},
+		{"a parent cycle ends", click, 7, domain.RiskSafe},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := runtime.ImpliedRisk(snap, tt.a, &snap.Nodes[tt.n]); got != tt.want {
+				t.Errorf("ImpliedRisk = %s, want %s", got, tt.want)
+			}
+		})
+	}
+	pol, err := policy.New(policy.Config{Profile: policy.ProfileAutomation})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pol.Authorize(policy.Request{Action: domain.Action{Type: domain.ActClick, StepID: "open", Target: &domain.TargetDescriptor{Role: "text"}},
+		Node: &snap.Nodes[2], ImpliedRisk: runtime.ImpliedRisk(snap, click, &snap.Nodes[2])})
+	if !policy.IsDenied(err) || !strings.Contains(err.Error(), "declares safe") {
+		t.Fatalf("a click on a committing button's text declared safe: %v, want denied as undeclared risk", err)
+	}
+}
