@@ -187,7 +187,19 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	if err != nil {
 		return err
 	}
-	lib.Add(o.loaded)
+	if err := lib.Add(o.loaded); err != nil {
+		return err
+	}
+	// Every prerequisite and remedy is resolved, sealed and pinned before
+	// the browser starts; a refusal still leaves a run record.
+	if err := replay.Preflight(o.loaded, lib); err != nil {
+		rec, err2 := replay.Run(ctx, replay.Options{Capability: o.loaded, Library: lib, Inputs: o.inputs, BaseURL: o.BaseURL,
+			Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
+		if err2 != nil {
+			return err2
+		}
+		return reportRun(o.IO.Out, rec, o.JSON)
+	}
 	var sess surface.Surface
 	if o.loaded.Capability.Surface == domain.SurfaceState {
 		st, err := openStateSession(ctx, o.BaseURL)
@@ -236,6 +248,11 @@ func reportRun(w io.Writer, rec *domain.RunRecord, asJSON bool) error {
 
 func printSummary(w io.Writer, rec *domain.RunRecord) {
 	fmt.Fprintf(w, "%s  %s\n", rec.Status, rec.Capability)
+	if rec.Effects != nil {
+		for _, se := range rec.Effects.Steps {
+			fmt.Fprintf(w, "  effect       %s (%s): %s\n", se.Step, se.Risk, se.Effect)
+		}
+	}
 	if rec.Outcome != "" {
 		fmt.Fprintf(w, "  outcome      %s\n", rec.Outcome)
 	}

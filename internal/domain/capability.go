@@ -174,8 +174,11 @@ type OutputSource struct {
 // before the first step when its When predicate holds (for example signing on
 // when the sign-on form is showing).
 type Prerequisite struct {
-	Capability string     `json:"capability"`
-	When       *Predicate `json:"when,omitempty"`
+	Capability string `json:"capability"`
+	// ContentHash pins the sealed content of Capability; a library file
+	// with another hash is refused.
+	ContentHash string     `json:"content_hash,omitempty"`
+	When        *Predicate `json:"when,omitempty"`
 }
 
 // ActionType is what a step does.
@@ -285,9 +288,24 @@ type RecoveryRule struct {
 	When        Predicate `json:"when"`
 	Remedy      Remedy    `json:"remedy"`
 	Capability  string    `json:"capability,omitempty"`
-	MaxAttempts int       `json:"max_attempts"`
-	Backoff     Backoff   `json:"backoff"`
+	// ContentHash pins the sealed content of Capability (run_capability).
+	ContentHash string  `json:"content_hash,omitempty"`
+	MaxAttempts int     `json:"max_attempts"`
+	Backoff     Backoff `json:"backoff"`
+	// AfterPost says what a reload does on a page that came from a POST:
+	// AfterPostEntrypoint (the default) navigates to the entrypoint by GET,
+	// AfterPostRefuse hands the run to a human.
+	AfterPost AfterPost `json:"after_post,omitempty"`
 }
+
+// AfterPost is a reload remedy's behaviour on a page a form POST produced.
+type AfterPost string
+
+// AfterPost values.
+const (
+	AfterPostEntrypoint AfterPost = "entrypoint"
+	AfterPostRefuse     AfterPost = "refuse"
+)
 
 // Backoff spaces recovery attempts: attempt n waits InitialMS*Factor^(n-1),
 // capped at MaxMS.

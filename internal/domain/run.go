@@ -69,6 +69,9 @@ const (
 	CodeSecretUnavailable  FailureCode = "SECRET_UNAVAILABLE"
 	CodeCanceled           FailureCode = "CANCELED"
 	CodePrerequisiteFailed FailureCode = "PREREQUISITE_FAILED"
+	// CodeEffectUnknown: an elevated or irreversible step was sent and the
+	// screen cannot tell whether it took effect; it is never sent again.
+	CodeEffectUnknown FailureCode = "EFFECT_UNKNOWN"
 )
 
 // Error is an error carrying a failure code and a public message.
@@ -193,12 +196,15 @@ type StepResult struct {
 
 // RunRecord is the durable summary of one run.
 type RunRecord struct {
-	SchemaVersion    int               `json:"schema_version"`
-	RunID            string            `json:"run_id"`
-	Capability       string            `json:"capability"`
-	ContentHash      string            `json:"content_hash"`
-	Status           RunStatus         `json:"status"`
-	ExitCode         int               `json:"exit_code"`
+	SchemaVersion int       `json:"schema_version"`
+	RunID         string    `json:"run_id"`
+	Capability    string    `json:"capability"`
+	ContentHash   string    `json:"content_hash"`
+	Status        RunStatus `json:"status"`
+	ExitCode      int       `json:"exit_code"`
+	// Effects leads the record when the run has an elevated or irreversible
+	// step: what may have reached the application.
+	Effects          *Effects          `json:"effects,omitempty"`
 	Outcome          string            `json:"outcome,omitempty"`
 	FailureCode      FailureCode       `json:"failure_code,omitempty"`
 	Message          string            `json:"message,omitempty"`
@@ -214,9 +220,6 @@ type RunRecord struct {
 	DurationMS       int64             `json:"duration_ms"`
 	Steps            []StepResult      `json:"steps"`
 	BaseURL          string            `json:"base_url,omitempty"`
-	// Effects is set when the capability has an elevated or irreversible
-	// step.
-	Effects *Effects `json:"effects,omitempty"`
 }
 
 // TraceStep is one acted (or attempted) step of a discovery run, as the

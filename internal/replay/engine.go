@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,7 +88,10 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 		bundle = b
 	}
 	r := &run{o: o, c: c, rec: rec, bundle: bundle, start: start, outputs: map[string]any{}, attempts: map[string]int{},
-		secrets: &runtime.SecretLog{}}
+		secrets: &runtime.SecretLog{}, eff: &effectLog{}}
+	for i := range c.Steps {
+		r.eff.declare(c.Steps[i].ID, stepRisk(&c.Steps[i]))
+	}
 	r.finishWith(r.execute(ctx))
 
 	rec.FinishedAt = o.Now().UTC().Format(time.RFC3339Nano)
@@ -114,6 +118,9 @@ type end struct {
 	code    domain.FailureCode
 	outcome *domain.Outcome
 	msg     string
+	// recoverWith, when set, is not an end: a failed dispatch was explained
+	// by this recovery rule, which the step loop applies.
+	recoverWith *domain.RecoveryRule
 }
 
 type run struct {
@@ -133,6 +140,33 @@ type run struct {
 	stepsRun             int
 	subDispatches        int
 	parent               *run
+	pol                  *policy.Engine
+
+	// eff is the run's effect log, shared with its sub-runs.
+	eff *effectLog
+	// sent marks the steps of this (sub-)run that acted and whose effect
+	// was not yet confirmed; they are checked before running again.
+	sent []bool
+	// recovered lists the recovery rules applied (top run only).
+	recovered []string
+	// lastSnap is the newest snapshot classified (top run only), for the
+	// app's own error text in a failure message.
+	lastSnap *domain.UiSnapshot
+}
+
+// top returns the outermost run.
+func (r *run) top() *run {
+	for r.parent != nil {
+		r = r.parent
+	}
+	return r
+}
+
+// noteSnapshot remembers the newest classified snapshot.
+func (r *run) noteSnapshot(s *domain.UiSnapshot) {
+	if s != nil {
+		r.top().lastSnap = s
+	}
 }
 
 func (r *run) emit(typ, step string, data map[string]any) {
@@ -148,8 +182,7 @@ func failEnd(code domain.FailureCode, format string, args ...any) *end {
 
 func errEnd(err error) *end {
 	msg := err.Error()
-	var de *domain.Error
-	if errors.As(err, &de) && de.Message != "" && de.Err == nil {
+	if de, ok := err.(*domain.Error); ok && de.Message != "" && de.Err == nil {
 		msg = de.Message
 	}
 	return &end{status: domain.StatusFailed, code: domain.ErrorCode(err), msg: msg}
@@ -164,10 +197,29 @@ func (r *run) finishWith(e *end) {
 	if status == domain.StatusFailed && r.c.Escalation.Escalates(e.code) {
 		status = domain.StatusNeedsHuman
 	}
+	// A declared result read after the effects confirms them: the
+	// checkpoint of a successful run, or a business outcome.
+	if (status == domain.StatusSuccess && r.c.Checkpoint != nil) || status == domain.StatusBusinessOutcome {
+		r.eff.confirmAll()
+	}
+	msg := r.explainEnd(status, e.msg)
+	if warn := r.eff.warning(); warn != "" {
+		// Effects are never hidden (invariant 13): a run that may have
+		// moved money says so first, and is handed to a human.
+		if status == domain.StatusFailed {
+			status = domain.StatusNeedsHuman
+		}
+		if msg == "" {
+			msg = warn
+		} else {
+			msg = warn + ". " + msg
+		}
+	}
 	rec.Status = status
 	rec.ExitCode = status.ExitCode()
 	rec.FailureCode = e.code
-	rec.Message = e.msg
+	rec.Message = msg
+	rec.Effects = r.eff.summary()
 	if e.outcome != nil {
 		rec.Outcome = e.outcome.Code
 		rec.Returns = e.outcome.Returns
@@ -178,6 +230,63 @@ func (r *run) finishWith(e *end) {
 	if r.disp != nil {
 		rec.DispatchCount = r.disp.Dispatches() + r.subDispatches
 	}
+}
+
+// explainEnd adds to a failure's message what a person needs first: which
+// recoveries ran before it, and the app's own error text on screen.
+func (r *run) explainEnd(status domain.RunStatus, msg string) string {
+	if status != domain.StatusFailed && status != domain.StatusNeedsHuman {
+		return msg
+	}
+	if len(r.recovered) > 0 {
+		msg = fmt.Sprintf("%s (after recovering with %s)", msg, strings.Join(slices.Compact(slices.Clone(r.recovered)), ", "))
+	}
+	if alerts := appAlerts(r.lastSnap); alerts != "" {
+		msg = fmt.Sprintf("%s; the application says: %s", msg, alerts)
+	}
+	return msg
+}
+
+// appAlerts quotes the visible alert texts of a snapshot.
+func appAlerts(s *domain.UiSnapshot) string {
+	if s == nil {
+		return ""
+	}
+	var out []string
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Role != "alert" || n.States.Hidden {
+			continue
+		}
+		text := n.Name
+		if text == "" {
+			text = alertText(s, n, 0)
+		}
+		if text = strings.Join(strings.Fields(text), " "); text != "" && !slices.Contains(out, strconv.Quote(text)) {
+			out = append(out, strconv.Quote(text))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// alertText is the text under an alert node, bounded in depth.
+func alertText(s *domain.UiSnapshot, n *domain.Node, depth int) string {
+	if depth > 8 {
+		return ""
+	}
+	var parts []string
+	for _, c := range n.Children {
+		if c < 0 || c >= len(s.Nodes) {
+			continue
+		}
+		ch := &s.Nodes[c]
+		if ch.Name != "" && (ch.Role == "text" || ch.Role == "StaticText" || len(ch.Children) == 0) {
+			parts = append(parts, ch.Name)
+			continue
+		}
+		parts = append(parts, alertText(s, ch, depth+1))
+	}
+	return strings.Join(parts, " ")
 }
 
 // sinkRecord is the record as written to disk: sensitive inputs and outputs
@@ -215,18 +324,29 @@ func (r *run) execute(ctx context.Context) *end {
 			r.o.Redactor.RegisterLiteral(fmt.Sprint(v))
 		}
 	}
-	if r.o.Surface == nil {
-		return failEnd(domain.CodeInternal, "no surface")
-	}
 	base, err := url.Parse(r.o.BaseURL)
 	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
 		return failEnd(domain.CodeInputInvalid, "base URL %q is not an http(s) URL", r.o.BaseURL)
+	}
+	// Every capability this one may call is resolved, and its pin checked,
+	// before anything is sent.
+	if r.o.Library != nil || len(r.c.Prerequisites) > 0 || usesRunCapability(r.c) {
+		if err := Preflight(r.o.Capability, r.o.Library); err != nil {
+			return errEnd(err)
+		}
+	}
+	if r.o.Surface == nil {
+		return failEnd(domain.CodeInternal, "no surface")
 	}
 	disp, err := r.dispatcher(r.c)
 	if err != nil {
 		return errEnd(err)
 	}
 	r.disp = disp
+	if e := r.refuseUnauthorizable(); e != nil {
+		r.emit("run_refused", "", map[string]any{"code": string(e.code), "reason": e.msg})
+		return e
+	}
 	r.emit("run_started", "", map[string]any{"capability": r.c.Ref(), "content_hash": r.o.Capability.Hash, "base_url": r.o.BaseURL})
 
 	limit := time.Duration(r.c.Policy.MaxDurationMS) * time.Millisecond
@@ -239,13 +359,58 @@ func (r *run) execute(ctx context.Context) *end {
 	return r.steps(ctx)
 }
 
+// refuseUnauthorizable refuses, before the first dispatch, a run whose
+// irreversible step could never be authorized (no opt-in, no approval of
+// this content) and that no unreleased gate stops before it: such a run
+// would do everything up to the irreversible step for nothing.
+func (r *run) refuseUnauthorizable() *end {
+	gated := false
+	for i := range r.c.Steps {
+		st := &r.c.Steps[i]
+		if st.Gate && !slices.Contains(r.o.ReleasedGates, st.ID) {
+			gated = true
+		}
+		if gated || st.Risk != domain.RiskIrreversible {
+			continue
+		}
+		if err := r.pol.CanAuthorizeIrreversible(); err != nil {
+			code := domain.ErrorCode(err)
+			return &end{status: domain.StatusFailed, code: code,
+				msg: fmt.Sprintf("step %s is irreversible and can never be authorized in this run (%s); nothing was sent", st.ID, denialText(err))}
+		}
+	}
+	return nil
+}
+
+func denialText(err error) string {
+	var d *policy.DeniedError
+	if errors.As(err, &d) {
+		return d.Message
+	}
+	return err.Error()
+}
+
+func usesRunCapability(c *domain.Capability) bool {
+	for _, rule := range c.Recovery {
+		if rule.Remedy == domain.RemedyRunCapability {
+			return true
+		}
+	}
+	return false
+}
+
 // dispatcher builds a dispatcher under c's policy, sharing the run's
-// surface, lease, secrets, redactor and evidence.
+// surface, lease, secrets, redactor and evidence. A sub-run's policy also
+// needs its caller's to allow every URL.
 func (r *run) dispatcher(c *domain.Capability) (*runtime.Dispatcher, error) {
+	u, _ := url.Parse(r.o.BaseURL)
 	domains := c.Policy.AllowedDomains
 	if len(domains) == 0 {
-		u, _ := url.Parse(r.o.BaseURL)
 		domains = []string{u.Hostname()}
+	}
+	var parent *policy.Engine
+	if r.parent != nil {
+		parent = r.parent.pol
 	}
 	var actions []domain.ActionType
 	if len(c.Policy.AllowedActions) > 0 {
@@ -255,11 +420,13 @@ func (r *run) dispatcher(c *domain.Capability) (*runtime.Dispatcher, error) {
 	}
 	pol, err := policy.New(policy.Config{
 		Profile: policy.ProfileAutomation, AllowedDomains: domains, AllowedActions: actions,
+		EntryOrigin: u.Scheme + "://" + u.Host, Parent: parent,
 		AllowIrreversible: r.o.AllowIrreversible, ContentHash: r.o.Capability.Hash, Approval: r.o.Approval,
 	})
 	if err != nil {
 		return nil, domain.Wrap(domain.CodeCapabilityInvalid, err, "policy")
 	}
+	r.pol = pol
 	var events runtime.EventSink
 	if r.bundle != nil {
 		events = r.bundle
@@ -330,7 +497,7 @@ func (r *run) enter(ctx context.Context) *end {
 			if p.When != nil && !evalTrue(v.snap, p.When) {
 				continue
 			}
-			if e := r.runCapability(ctx, p.Capability, "prerequisite"); e != nil {
+			if e := r.runCapability(ctx, p.Capability, p.ContentHash, "prerequisite"); e != nil {
 				return e
 			}
 		}
@@ -339,7 +506,8 @@ func (r *run) enter(ctx context.Context) *end {
 }
 
 // runCapability runs another capability in place, in the same session.
-func (r *run) runCapability(ctx context.Context, ref, why string) *end {
+// pin, when set, is the content hash the caller pinned for it.
+func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 	if r.o.Library == nil {
 		return failEnd(domain.CodeCapabilityInvalid, "no capability library to run %s", ref)
 	}
@@ -352,6 +520,9 @@ func (r *run) runCapability(ctx context.Context, ref, why string) *end {
 	if err != nil {
 		return errEnd(err)
 	}
+	if pin != "" && l.Hash != pin {
+		return failEnd(domain.CodeHashMismatch, "%s in %s has content %s, but the caller pins %s", ref, l.File, l.Hash, pin)
+	}
 	// A capability run in place gets no caller inputs: its defaults apply,
 	// and one that needs an input cannot be called this way.
 	subInputs, err := capability.BindInputs(l.Capability, nil)
@@ -359,14 +530,14 @@ func (r *run) runCapability(ctx context.Context, ref, why string) *end {
 		return failEnd(domain.CodeInputInvalid, "%s cannot run in place: %v", l.Capability.Ref(), err)
 	}
 	sub := &run{o: r.o, c: l.Capability, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
-		outputs: map[string]any{}, attempts: map[string]int{}, inputs: subInputs, parent: r, secrets: r.secrets}
+		outputs: map[string]any{}, attempts: map[string]int{}, inputs: subInputs, parent: r, secrets: r.secrets, eff: r.eff}
 	sub.o.Capability = l
 	disp, err := sub.dispatcher(l.Capability)
 	if err != nil {
 		return errEnd(err)
 	}
 	sub.disp = disp
-	r.emit("capability_started", "", map[string]any{"capability": l.Capability.Ref(), "why": why})
+	r.emit("capability_started", "", map[string]any{"capability": l.Capability.Ref(), "content_hash": l.Hash, "file": l.File, "why": why})
 	e := sub.steps(ctx)
 	r.subDispatches += disp.Dispatches() + sub.subDispatches
 	r.resolutions += sub.resolutions

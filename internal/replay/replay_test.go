@@ -531,15 +531,18 @@ func TestTransfer(t *testing.T) {
 		}},
 		{"gate released, irreversible without opt-in", spec{
 			app: app, inputs: amount, prepare: approve(false, own),
-			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 2},
+			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
+			check: refusedUpFront,
 		}},
 		{"gate released, opt-in without an approval", spec{
 			app: app, inputs: amount, prepare: approve(true, nil),
-			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 2},
+			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
+			check: refusedUpFront,
 		}},
 		{"gate released, approval of other content", spec{
 			app: app, inputs: amount, prepare: approve(true, other),
-			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 2},
+			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
+			check: refusedUpFront,
 		}},
 		{"approved transfer posts exactly once", spec{
 			app: app, inputs: amount, prepare: approve(true, own),
@@ -627,11 +630,27 @@ func TestJournal(t *testing.T) {
 			want: want{status: domain.StatusSuccess, recoveries: 1, dispatches: 10, ledger: []string{"posted rent", "posted rent"},
 				steps: []string{"memo", "post", "note", "finish", "memo", "post", "note", "finish"}},
 		}},
-		{"checkpoint step whose result is unknown is not repeated", spec{
+		{"a checkpoint step whose effect landed before a 502 is not repeated: its postcondition holds after the reload", spec{
 			app:   func() *sim.Flow { return journalApp([]sim.Effect{sim.Nth(1, sim.Fault(502))}, nil) },
 			check: postedOnce,
-			want: want{status: domain.StatusNeedsHuman, code: domain.CodeUnexpectedState, dispatches: 3,
-				ledger: []string{"posted rent"}, steps: []string{"memo", "post"}},
+			want: want{status: domain.StatusSuccess, recoveries: 1, dispatches: 6,
+				ledger: []string{"posted rent"}, steps: []string{"memo", "post", "post", "note", "finish"}},
+		}},
+		{"an elevated step whose result is unknown after a remedy is never sent again", spec{
+			app: func() *sim.Flow {
+				return journalApp([]sim.Effect{sim.Nth(1, sim.Goto("entry"), sim.Fault(502))}, nil)
+			},
+			check: func(t *testing.T, b *testBundle, rec *domain.RunRecord) {
+				postedOnce(t, b, rec)
+				wantEffect(t, rec, "post", domain.EffectSentUnconfirmed)
+				if !strings.HasPrefix(rec.Message, "EFFECT SENT, UNCONFIRMED: step post (elevated)") {
+					t.Errorf("message %q does not lead with the unconfirmed effect", rec.Message)
+				}
+			},
+			// The reload shows the posting page again: the run re-anchors to
+			// memo (safe, typed again), then refuses to send post twice.
+			want: want{status: domain.StatusNeedsHuman, code: domain.CodeEffectUnknown, recoveries: 1, dispatches: 5,
+				ledger: []string{"posted rent"}, steps: []string{"memo", "post", "memo"}},
 		}},
 		{"recovery exhausted mid-run", spec{
 			app:   func() *sim.Flow { return journalApp(nil, []sim.Effect{sim.Fault(502)}) },
@@ -845,4 +864,32 @@ func TestWaiter(t *testing.T) {
 	t.Parallel()
 	runRow(t, spec{cap: "waiter.yaml", app: func() *sim.Flow { return waiterApp(false) },
 		want: want{status: domain.StatusSuccess, dispatches: 3, steps: []string{"start", "wait_ready", "close"}}})
+}
+
+// refusedUpFront: a run whose irreversible step can never be authorized is
+// refused before its first dispatch, and says why.
+func refusedUpFront(t *testing.T, b *testBundle, rec *domain.RunRecord) {
+	t.Helper()
+	if !strings.Contains(rec.Message, "can never be authorized in this run") {
+		t.Errorf("message %q does not say the irreversible step can never be authorized", rec.Message)
+	}
+	nothingReachedTheApp(t, b, rec)
+	wantEffect(t, rec, "submit", domain.EffectNotSent)
+}
+
+// wantEffect checks one step's effect in the record's summary.
+func wantEffect(t *testing.T, rec *domain.RunRecord, step string, want domain.Effect) {
+	t.Helper()
+	if rec.Effects == nil {
+		t.Fatalf("record has no effects summary, want %s for %s", want, step)
+	}
+	for _, se := range rec.Effects.Steps {
+		if se.Step == step {
+			if se.Effect != want {
+				t.Errorf("effect of %s = %s, want %s", step, se.Effect, want)
+			}
+			return
+		}
+	}
+	t.Errorf("effects %+v do not list step %s", rec.Effects.Steps, step)
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/perception"
-	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/targeting"
 )
 
@@ -208,6 +208,7 @@ func (r *run) settle(ctx context.Context, exp expectation, timeout time.Duration
 			return verdict{kind: vFailed, snap: snap, err: err}
 		}
 		v := r.classify(snap, exp)
+		r.noteSnapshot(snap)
 		if v.kind != vUnexpected {
 			return v
 		}
@@ -244,12 +245,29 @@ func (r *run) stepWait(st *domain.Step) time.Duration {
 // steps runs the capability's steps, then checks its checkpoint and outputs.
 func (r *run) steps(ctx context.Context) *end {
 	keys := make([]string, len(r.c.Steps))
+	r.sent = make([]bool, len(r.c.Steps))
 	lastCheckpoint := -1
 	for i := 0; i < len(r.c.Steps); {
 		st := &r.c.Steps[i]
 		r.stepsRun++
 		if r.stepsRun > r.c.Policy.MaxSteps {
 			return failEnd(domain.CodeBudgetExceeded, "more than max_steps=%d step executions", r.c.Policy.MaxSteps)
+		}
+		if r.sent[i] {
+			// The step acted before a remedy ran: its effect may have
+			// landed. Check before running it again (invariant 12).
+			landed, e := r.landed(ctx, st)
+			if e != nil {
+				return e
+			}
+			if landed {
+				r.sent[i] = false
+				if st.Checkpoint {
+					lastCheckpoint = i
+				}
+				i++
+				continue
+			}
 		}
 		if st.Gate && !slices.Contains(r.o.ReleasedGates, st.ID) {
 			r.emit("gate_reached", st.ID, map[string]any{"description": st.Description})
@@ -274,6 +292,15 @@ func (r *run) steps(ctx context.Context) *end {
 		}
 		keys[i] = pageKey(v.snap, st)
 		if e := r.act(ctx, st, v.snap, &res); e != nil {
+			if e.recoverWith != nil {
+				res.Status, res.Message = "interrupted", e.msg
+				r.recordStep(res, started, nil)
+				if e := r.recover(ctx, e.recoverWith); e != nil {
+					return e
+				}
+				i = r.reanchor(ctx, i, lastCheckpoint, keys)
+				continue
+			}
 			r.recordStep(res, started, e)
 			return e
 		}
@@ -285,9 +312,6 @@ func (r *run) steps(ctx context.Context) *end {
 				return &end{status: domain.StatusBusinessOutcome, outcome: pv.outcome}
 			case vRecovery:
 				r.recordStep(res, started, nil)
-				if st.Checkpoint {
-					return failEnd(domain.CodeUnexpectedState, "step %s is a checkpoint and its result is unknown after %s; not repeating it", st.ID, pv.rule.ID)
-				}
 				if e := r.recover(ctx, pv.rule); e != nil {
 					return e
 				}
@@ -298,7 +322,9 @@ func (r *run) steps(ctx context.Context) *end {
 				r.recordStep(res, started, e)
 				return e
 			}
+			r.confirm(st, &res)
 		}
+		r.sent[i] = false
 		r.recordStep(res, started, nil)
 		if st.Checkpoint {
 			lastCheckpoint = i
@@ -351,14 +377,20 @@ func (r *run) stepName(id string) string {
 
 func (r *run) recordStep(res domain.StepResult, started time.Time, e *end) {
 	res.DurationMS = time.Since(started).Milliseconds()
-	res.Status = "ok"
+	if res.Status == "" {
+		res.Status = "ok"
+	}
 	if e != nil {
 		res.Status = "failed"
 		res.Failure = e.code
 		res.Message = e.msg
 	}
 	r.rec.Steps = append(r.rec.Steps, res)
-	r.emit("step_finished", res.ID, map[string]any{"status": res.Status, "strategy": string(res.Strategy), "duration_ms": res.DurationMS})
+	data := map[string]any{"status": res.Status, "strategy": string(res.Strategy), "duration_ms": res.DurationMS}
+	if res.Effect != "" {
+		data["risk"], data["effect"] = string(res.Risk), string(res.Effect)
+	}
+	r.emit("step_finished", res.ID, data)
 }
 
 // pageKey identifies the document a step acted in, for re-anchoring.
@@ -390,7 +422,9 @@ func (r *run) reanchor(ctx context.Context, i, lastCheckpoint int, keys []string
 	return i
 }
 
-// recover applies a recovery rule within its budget.
+// recover applies a recovery rule within its budget. A remedy that cannot
+// run (its capability is missing, refused or fails) hands the run to a
+// human: the screen needed a remedy the run could not apply.
 func (r *run) recover(ctx context.Context, rule *domain.RecoveryRule) *end {
 	r.attempts[rule.ID]++
 	n := r.attempts[rule.ID]
@@ -399,6 +433,7 @@ func (r *run) recover(ctx context.Context, rule *domain.RecoveryRule) *end {
 		return failEnd(domain.CodeRecoveryExhausted, "recovery %s exhausted after %d attempt(s)", rule.ID, rule.MaxAttempts)
 	}
 	r.rec.RecoveryAttempts++
+	r.top().recovered = append(r.top().recovered, rule.ID)
 	r.emit("recovery", "", map[string]any{"rule": rule.ID, "remedy": string(rule.Remedy), "attempt": n})
 	if d := time.Duration(rule.Backoff.Delay(n)) * time.Millisecond; d > 0 {
 		t := time.NewTimer(d)
@@ -411,12 +446,50 @@ func (r *run) recover(ctx context.Context, rule *domain.RecoveryRule) *end {
 	}
 	switch rule.Remedy {
 	case domain.RemedyReload:
-		if _, err := r.disp.Act(ctx, nil, domain.Action{Type: domain.ActReload, StepID: "recovery:" + rule.ID}, ""); err != nil {
+		return r.reload(ctx, rule)
+	case domain.RemedyRunCapability:
+		e := r.runCapability(ctx, rule.Capability, rule.ContentHash, "recovery "+rule.ID)
+		if e != nil && e.status == domain.StatusFailed && !r.top().c.Escalation.Escalates(e.code) {
+			e.status = domain.StatusNeedsHuman
+			e.msg = fmt.Sprintf("recovery %s could not run: %s", rule.ID, e.msg)
+		}
+		return e
+	case domain.RemedyWait:
+	}
+	return nil
+}
+
+// reload applies a reload remedy. A document that came from a POST is
+// never reloaded (that would send the form again): the run goes back to
+// its entrypoint by GET, or, when the rule says after_post: refuse, hands
+// over to a human.
+func (r *run) reload(ctx context.Context, rule *domain.RecoveryRule) *end {
+	step := "recovery:" + rule.ID
+	posted := false
+	if snap, err := r.disp.Observe(ctx); err == nil && snap.PostBacked {
+		posted = true
+	}
+	if !posted {
+		_, err := r.disp.Act(ctx, nil, domain.Action{Type: domain.ActReload, StepID: step}, "")
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, surface.ErrResubmit) {
 			return errEnd(err)
 		}
-	case domain.RemedyRunCapability:
-		return r.runCapability(ctx, rule.Capability, "recovery "+rule.ID)
-	case domain.RemedyWait:
+	}
+	if rule.AfterPost == domain.AfterPostRefuse {
+		r.emit("reload_refused", "", map[string]any{"rule": rule.ID, "reason": "the page came from a submitted form"})
+		return &end{status: domain.StatusNeedsHuman, code: domain.CodeRecoveryExhausted,
+			msg: fmt.Sprintf("recovery %s: the page came from a submitted form, and reloading it would send the form again (after_post: refuse)", rule.ID)}
+	}
+	entry, err := r.expandChecked(r.c.Entrypoint.URLPattern)
+	if err != nil {
+		return failEnd(domain.CodeInputInvalid, "entrypoint: %v", err)
+	}
+	r.emit("reload_as_get", "", map[string]any{"rule": rule.ID, "url": entry})
+	if _, err := r.disp.Act(ctx, nil, domain.Action{Type: domain.ActNavigate, URL: entry, StepID: step}, ""); err != nil {
+		return errEnd(err)
 	}
 	return nil
 }
@@ -499,19 +572,7 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 			text = fmt.Sprint(v)
 		}
 	}
-	out, err := r.disp.Act(ctx, snap, a, text)
-	if out.Resolution != nil {
-		r.noteResolution(res, *out.Resolution)
-	}
-	if err != nil {
-		if policy.IsDenied(err) {
-			var d *policy.DeniedError
-			errors.As(err, &d)
-			return &end{status: domain.StatusFailed, code: d.Code, msg: d.Message}
-		}
-		return errEnd(err)
-	}
-	return nil
+	return r.dispatch(ctx, st, snap, a, text, res)
 }
 
 func (r *run) noteResolution(res *domain.StepResult, rs targeting.Resolution) {
