@@ -531,17 +531,17 @@ func TestTransfer(t *testing.T) {
 		}},
 		{"gate released, irreversible without opt-in", spec{
 			app: app, inputs: amount, prepare: approve(false, own),
-			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
+			want:  want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
 			check: refusedUpFront,
 		}},
 		{"gate released, opt-in without an approval", spec{
 			app: app, inputs: amount, prepare: approve(true, nil),
-			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
+			want:  want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
 			check: refusedUpFront,
 		}},
 		{"gate released, approval of other content", spec{
 			app: app, inputs: amount, prepare: approve(true, other),
-			want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
+			want:  want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0},
 			check: refusedUpFront,
 		}},
 		{"approved transfer posts exactly once", spec{
