@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/replay"
 )
 
 func newCmdCapability(f *Factory) *cobra.Command {
@@ -169,9 +171,10 @@ func runCapabilityHash(opts *capHashOptions) error {
 }
 
 type capSealOptions struct {
-	IO   *IOStreams
-	File string
-	JSON bool
+	IO      *IOStreams
+	File    string
+	JSON    bool
+	Library string
 }
 
 func newCmdCapabilitySeal(f *Factory, runF func(*capSealOptions) error) *cobra.Command {
@@ -197,11 +200,27 @@ func newCmdCapabilitySeal(f *Factory, runF func(*capSealOptions) error) *cobra.C
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&opts.Library, "library", "", "directory of the capabilities this one calls, whose content hashes are pinned (default: the file's directory)")
 	return cmd
 }
 
 func runCapabilitySeal(opts *capSealOptions) error {
-	h, err := capability.Seal(opts.File)
+	dir := opts.Library
+	if dir == "" {
+		dir = filepath.Dir(opts.File)
+	}
+	resolve := func(ref string) (*capability.Loaded, error) {
+		lib, err := replay.LoadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		l, err := lib.Lookup(ref)
+		if err != nil {
+			return nil, fmt.Errorf("%w (library %s)", err, dir)
+		}
+		return l, nil
+	}
+	h, err := capability.SealPinned(opts.File, resolve)
 	if err != nil {
 		return err
 	}
