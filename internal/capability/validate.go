@@ -266,7 +266,10 @@ func forEachTarget(c *domain.Capability, fn func(ptr string, t *domain.TargetDes
 	})
 }
 
-var placeholderRE = regexp.MustCompile(`\{([^{}]*)\}`)
+var (
+	placeholderRE = regexp.MustCompile(`\{([^{}]*)\}`)
+	semverRE      = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
+)
 
 // semanticProblems checks what the schema cannot express.
 func (d *document) semanticProblems(c *domain.Capability) []Problem {
@@ -293,6 +296,25 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 	checkRegex := func(ptr, expr string) {
 		if _, err := regexp.Compile(expr); err != nil {
 			add(ptr, "regular expression does not compile: %v", err)
+		}
+	}
+	checkCapabilityRef := func(ptr, ref string) {
+		if _, ver, pinned := strings.Cut(ref, "@"); pinned && !semverRE.MatchString(ver) {
+			add(ptr, "%q: the version after @ must be an exact semantic version (1.2.0), not a range", ref)
+		}
+	}
+	checkTransform := func(ptr string, t domain.Transform) {
+		switch t.Kind() {
+		case domain.TransformNameMoney, domain.TransformNameDate, domain.TransformNameTrim, "strip_prefix":
+		case "regex":
+			re, err := regexp.Compile(t.Regex)
+			if err != nil {
+				add(ptr+pointer("regex"), "regular expression does not compile: %v", err)
+			} else if n := re.NumSubexp(); n != 1 {
+				add(ptr+pointer("regex"), "needs exactly one capture group (the value), has %d", n)
+			}
+		default:
+			add(ptr, "unknown transform %s", t)
 		}
 	}
 	checkPlaceholders := func(ptr, s string) {
@@ -392,6 +414,9 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		case domain.ActReload:
 			forbid(s.Target != nil, "target")
 			forbid(s.Value != nil, "value")
+		case domain.ActFocus:
+			need(s.Target != nil, "target")
+			forbid(s.Value != nil, "value")
 		}
 		if s.Action != domain.ActWaitFor && s.Wait != nil && s.Wait.Until != nil {
 			add(p("wait", "until"), "only allowed for action wait_for (other steps wait for their postcondition)")
@@ -411,7 +436,10 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		}
 		if s.Action != domain.ActExtract {
 			forbid(s.Into != "", "into")
-			forbid(s.Transform != "", "transform")
+			forbid(!s.Transform.IsZero(), "transform")
+		}
+		if !s.Transform.IsZero() {
+			checkTransform(p("transform"), s.Transform)
 		}
 		if s.URL != "" {
 			checkPlaceholders(p("url"), s.URL)
@@ -465,6 +493,9 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 
 	// Outputs.
 	for i, out := range c.Outputs {
+		if out.Currency != "" && out.Type != domain.TypeMoney {
+			add(pointer("outputs", i, "currency"), "currency is only allowed on a money output, %q is %s", out.Name, out.Type)
+		}
 		p := func(f ...any) string { return pointer(append([]any{"outputs", i}, f...)...) }
 		si, ok := stepIdx[out.Source.Step]
 		switch {
@@ -484,6 +515,15 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 	// Recovery.
 	for i, r := range c.Recovery {
 		p := func(f string) string { return pointer("recovery", i, f) }
+		if r.ContentHash != "" && r.Capability == "" {
+			add(p("content_hash"), "a pin needs a capability to pin (remedy run_capability)")
+		}
+		if r.Capability != "" {
+			checkCapabilityRef(p("capability"), r.Capability)
+		}
+		if r.AfterPost != "" && r.Remedy != domain.RemedyReload {
+			add(p("after_post"), "only allowed for remedy reload")
+		}
 		if r.Remedy == domain.RemedyRunCapability && r.Capability == "" {
 			add(p("capability"), "required for remedy run_capability")
 		}
@@ -501,7 +541,40 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		if strings.SplitN(pr.Capability, "@", 2)[0] == c.ID {
 			add(pointer("prerequisites", i, "capability"), "a capability cannot require itself")
 		}
+		checkCapabilityRef(pointer("prerequisites", i, "capability"), pr.Capability)
 	}
+
+	// Policy.
+	for i, dom := range c.Policy.AllowedDomains {
+		if err := CheckAllowedDomain(dom); err != nil {
+			add(pointer("policy", "allowed_domains", i), "%q: %v", dom, err)
+		}
+	}
+
+	// Input templates in targets and predicates.
+	visitTemplates(c, func(ptr string, f templateField) {
+		for _, name := range templateInputs(f) {
+			j, ok := inputIdx[name]
+			switch {
+			case !ok:
+				add(ptr, "placeholder names undeclared input %q", name)
+			case c.Inputs[j].Sensitive:
+				add(ptr, "input %q is sensitive: a target or check cannot be built from it (it would be shown in messages and records)", name)
+			case !c.Inputs[j].Required && c.Inputs[j].Default == nil:
+				add(ptr, "input %q is optional and has no default: a run without it would have nothing to match", name)
+			}
+		}
+	})
+	forEachTarget(c, func(ptr string, t *domain.TargetDescriptor) {
+		if n := t.Name; n != nil && (n.Value == "") == (n.Input == "") {
+			add(ptr+pointer("name"), "set exactly one of value and $input")
+		}
+	})
+	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
+		if v := p.NodeHasValue; v != nil && v.Input != "" && v.Match == domain.MatchRegex {
+			add(ptr+pointer("node_has_value", "match"), "a value given as {$input} is matched literally: use exact, normalized or contains")
+		}
+	})
 
 	// Predicates and targets.
 	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
@@ -518,7 +591,7 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		}
 	})
 	forEachTarget(c, func(ptr string, t *domain.TargetDescriptor) {
-		if t.Name != nil && t.Name.Match == domain.MatchRegex {
+		if t.Name != nil && t.Name.Match == domain.MatchRegex && t.Name.Input == "" {
 			checkRegex(ptr+pointer("name", "value"), t.Name.Value)
 		}
 	})

@@ -155,14 +155,19 @@ type InputSpec struct {
 
 // OutputSpec declares one typed result.
 type OutputSpec struct {
-	Name        string       `json:"name"`
-	Type        ValueType    `json:"type"`
-	Description string       `json:"description,omitempty"`
-	Sensitive   bool         `json:"sensitive"`
-	Required    bool         `json:"required"`
-	Pattern     string       `json:"pattern,omitempty"`
-	Enum        []string     `json:"enum,omitempty"`
-	Source      OutputSource `json:"source"`
+	Name        string    `json:"name"`
+	Type        ValueType `json:"type"`
+	Description string    `json:"description,omitempty"`
+	Sensitive   bool      `json:"sensitive"`
+	Required    bool      `json:"required"`
+	Pattern     string    `json:"pattern,omitempty"`
+	Enum        []string  `json:"enum,omitempty"`
+	// Currency (ISO 4217, money outputs only) is the currency the page
+	// states once for the value, in a caption or column header: a bare
+	// amount ("1,234.56") is then read as this currency, while an amount
+	// shown with a different currency still fails.
+	Currency string       `json:"currency,omitempty"`
+	Source   OutputSource `json:"source"`
 }
 
 // OutputSource names the step whose extraction fills an output.
@@ -173,10 +178,11 @@ type OutputSource struct {
 // Prerequisite is another capability run in place, in the same session,
 // before the first step when its When predicate holds (for example signing on
 // when the sign-on form is showing).
+//
+// Capability is "id" or "id@version"; ContentHash, when set, pins the
+// sealed content hash of the sub-capability that may run (written by seal).
 type Prerequisite struct {
-	Capability string `json:"capability"`
-	// ContentHash pins the sealed content of Capability; a library file
-	// with another hash is refused.
+	Capability  string     `json:"capability"`
 	ContentHash string     `json:"content_hash,omitempty"`
 	When        *Predicate `json:"when,omitempty"`
 }
@@ -220,14 +226,65 @@ func (a ActionType) NeedsTarget() bool {
 	return false
 }
 
-// Transform converts extracted text into a typed value.
-type Transform string
+// Transform converts extracted text into a typed value. At most one of its
+// forms is set: a named transform (Name: money, date, trim), a regular
+// expression with exactly one capture group whose match is the value
+// (Regex), or a label prefix to drop (StripPrefix). The zero Transform
+// trims surrounding white space. A named transform is written as a plain
+// string ("transform: money") and the other forms as one-key objects
+// ("transform: {regex: 'Name: (.+)'}").
+type Transform struct {
+	Name        string
+	Regex       string
+	StripPrefix string
+}
 
-// Transforms.
+// Named transforms.
 const (
-	TransformMoney Transform = "money"
-	TransformDate  Transform = "date"
+	TransformNameMoney = "money"
+	TransformNameDate  = "date"
+	TransformNameTrim  = "trim"
 )
+
+// Transforms of the plain string forms.
+var (
+	TransformMoney = Transform{Name: TransformNameMoney}
+	TransformDate  = Transform{Name: TransformNameDate}
+	TransformTrim  = Transform{Name: TransformNameTrim}
+)
+
+// IsZero reports whether no transform is set.
+func (t Transform) IsZero() bool { return t == Transform{} }
+
+// Kind names the set form: a named transform's name, "regex",
+// "strip_prefix", "" when none is set, or "invalid" when several are.
+func (t Transform) Kind() string {
+	kind, n := "", 0
+	if t.Name != "" {
+		kind, n = t.Name, n+1
+	}
+	if t.Regex != "" {
+		kind, n = "regex", n+1
+	}
+	if t.StripPrefix != "" {
+		kind, n = "strip_prefix", n+1
+	}
+	if n > 1 {
+		return "invalid"
+	}
+	return kind
+}
+
+// String renders the transform as written.
+func (t Transform) String() string {
+	switch {
+	case t.Regex != "":
+		return "{regex: " + t.Regex + "}"
+	case t.StripPrefix != "":
+		return "{strip_prefix: " + t.StripPrefix + "}"
+	}
+	return t.Name
+}
 
 // Step is one deterministic action.
 type Step struct {
@@ -239,7 +296,7 @@ type Step struct {
 	Key           string            `json:"key,omitempty"`
 	URL           string            `json:"url,omitempty"`
 	Into          string            `json:"into,omitempty"`
-	Transform     Transform         `json:"transform,omitempty"`
+	Transform     Transform         `json:"transform,omitzero"`
 	Precondition  *Predicate        `json:"precondition,omitempty"`
 	Postcondition *Predicate        `json:"postcondition,omitempty"`
 	Wait          *Wait             `json:"wait,omitempty"`
@@ -281,31 +338,33 @@ const (
 	RemedyWait          Remedy = "wait"
 )
 
+// AfterPost says what a reload remedy does when the page came from a POST
+// (reloading it would send the form again).
+type AfterPost string
+
+// AfterPost choices. The empty value means AfterPostEntrypoint.
+const (
+	// AfterPostEntrypoint navigates to the capability's entrypoint by GET.
+	AfterPostEntrypoint AfterPost = "entrypoint"
+	// AfterPostRefuse refuses the reload: the run ends NEEDS_HUMAN.
+	AfterPostRefuse AfterPost = "refuse"
+)
+
 // RecoveryRule is a declared, bounded response to a recoverable condition.
+//
+// Capability (run_capability only) is "id" or "id@version"; ContentHash,
+// when set, pins the sealed content hash of the remedy (written by seal).
 type RecoveryRule struct {
 	ID          string    `json:"id"`
 	Description string    `json:"description,omitempty"`
 	When        Predicate `json:"when"`
 	Remedy      Remedy    `json:"remedy"`
 	Capability  string    `json:"capability,omitempty"`
-	// ContentHash pins the sealed content of Capability (run_capability).
-	ContentHash string  `json:"content_hash,omitempty"`
-	MaxAttempts int     `json:"max_attempts"`
-	Backoff     Backoff `json:"backoff"`
-	// AfterPost says what a reload does on a page that came from a POST:
-	// AfterPostEntrypoint (the default) navigates to the entrypoint by GET,
-	// AfterPostRefuse hands the run to a human.
-	AfterPost AfterPost `json:"after_post,omitempty"`
+	ContentHash string    `json:"content_hash,omitempty"`
+	AfterPost   AfterPost `json:"after_post,omitempty"`
+	MaxAttempts int       `json:"max_attempts"`
+	Backoff     Backoff   `json:"backoff"`
 }
-
-// AfterPost is a reload remedy's behaviour on a page a form POST produced.
-type AfterPost string
-
-// AfterPost values.
-const (
-	AfterPostEntrypoint AfterPost = "entrypoint"
-	AfterPostRefuse     AfterPost = "refuse"
-)
 
 // Backoff spaces recovery attempts: attempt n waits InitialMS*Factor^(n-1),
 // capped at MaxMS.

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 )
@@ -62,11 +63,104 @@ func (p *Predicate) Walk(fn func(*Predicate)) {
 	p.Not.Walk(fn)
 }
 
-// ValueCheck asserts the current value of a node.
+// ValueCheck asserts the current value of a node. Value may hold
+// {input.NAME} placeholders; Input, written `value: {$input: NAME}`, means
+// "the field holds what was typed for NAME". Both are bound to the run's
+// inputs before evaluation (capability.BindTemplates).
 type ValueCheck struct {
 	Target TargetDescriptor `json:"target"`
 	Value  string           `json:"value"`
+	Input  string           `json:"-"`
 	Match  MatchMode        `json:"match"`
+}
+
+// inputRef is the object form of an input reference.
+type inputRef struct {
+	Input string `json:"$input"`
+}
+
+// MarshalJSON writes an input-bound value as `"value": {"$input": NAME}`
+// and a plain one as a string.
+func (v ValueCheck) MarshalJSON() ([]byte, error) {
+	if v.Input != "" {
+		return json.Marshal(struct {
+			Target TargetDescriptor `json:"target"`
+			Value  inputRef         `json:"value"`
+			Match  MatchMode        `json:"match"`
+		}{v.Target, inputRef{v.Input}, v.Match})
+	}
+	type plain ValueCheck
+	return json.Marshal(plain(v))
+}
+
+// UnmarshalJSON accepts a value written as a string or as {$input: NAME}.
+func (v *ValueCheck) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Target TargetDescriptor `json:"target"`
+		Value  json.RawMessage  `json:"value"`
+		Match  MatchMode        `json:"match"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*v = ValueCheck{Target: raw.Target, Match: raw.Match}
+	if len(raw.Value) == 0 || string(raw.Value) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(raw.Value, &v.Value); err == nil {
+		return nil
+	}
+	var ref inputRef
+	dec := json.NewDecoder(bytes.NewReader(raw.Value))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ref); err != nil || ref.Input == "" {
+		return errors.New("node_has_value value must be a string or {$input: NAME}")
+	}
+	v.Input = ref.Input
+	return nil
+}
+
+// MarshalJSON writes a named transform as its name and the other forms as
+// one-key objects, so a file's spelling survives a round trip (and its
+// content hash with it).
+func (t Transform) MarshalJSON() ([]byte, error) {
+	switch t.Kind() {
+	case "regex":
+		return json.Marshal(map[string]string{"regex": t.Regex})
+	case "strip_prefix":
+		return json.Marshal(map[string]string{"strip_prefix": t.StripPrefix})
+	case "invalid":
+		return nil, errors.New("transform sets more than one form")
+	}
+	return json.Marshal(t.Name)
+}
+
+// UnmarshalJSON accepts "money", "date", "trim", {regex: EXPR} or
+// {strip_prefix: TEXT}.
+func (t *Transform) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*t = Transform{Name: s}
+		return nil
+	}
+	var obj struct {
+		Regex       *string `json:"regex"`
+		StripPrefix *string `json:"strip_prefix"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil {
+		return errors.New("transform must be money, date, trim, {regex: EXPR} or {strip_prefix: TEXT}")
+	}
+	switch {
+	case obj.Regex != nil && obj.StripPrefix == nil && *obj.Regex != "":
+		*t = Transform{Regex: *obj.Regex}
+	case obj.StripPrefix != nil && obj.Regex == nil && *obj.StripPrefix != "":
+		*t = Transform{StripPrefix: *obj.StripPrefix}
+	default:
+		return errors.New("transform object must set exactly one of regex, strip_prefix, non-empty")
+	}
+	return nil
 }
 
 // TextQuery looks for visible text.

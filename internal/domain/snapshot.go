@@ -72,6 +72,9 @@ type Node struct {
 type Frame struct {
 	ID   string `json:"id"`
 	Name string `json:"name"`
+	// Title is the owner iframe element's title attribute ("" for the top
+	// document or when absent); scope.frame may name a frame by it.
+	Title string `json:"title,omitempty"`
 	// Path is the frame-name path from the top document.
 	Path       string `json:"path"`
 	URL        string `json:"url"`

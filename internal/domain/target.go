@@ -11,9 +11,14 @@ const (
 	MatchRegex      MatchMode = "regex"
 )
 
-// NameMatch is an accessible-name constraint.
+// NameMatch is an accessible-name constraint. Exactly one of Value and
+// Input is set. Value may hold {input.NAME} placeholders; Input
+// (`name: {$input: label}`) takes the whole name from an input. Both are
+// bound to the run's inputs (capability.BindTemplates) before targeting
+// sees the descriptor.
 type NameMatch struct {
-	Value string    `json:"value"`
+	Value string    `json:"value,omitempty"`
+	Input string    `json:"$input,omitempty"`
 	Match MatchMode `json:"match"`
 }
 
@@ -36,7 +41,8 @@ const (
 	RelLabelledBy    AnchorRelation = "labelled_by"
 )
 
-// Anchor locates a target by its relation to visible text.
+// Anchor locates a target by its relation to visible text. Text may hold
+// {input.NAME} placeholders.
 type Anchor struct {
 	Relation AnchorRelation `json:"relation"`
 	Text     string         `json:"text"`

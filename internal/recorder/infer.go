@@ -120,7 +120,7 @@ func inferOutput(text string) (domain.ValueType, domain.Transform) {
 	if isDate(text) {
 		return domain.TypeDate, domain.TransformDate
 	}
-	return domain.TypeString, ""
+	return domain.TypeString, domain.Transform{}
 }
 
 // shapePattern generalises a literal into an RE2 pattern run by run: ASCII

@@ -73,6 +73,9 @@ func Marshal(c *domain.Capability, notes []string) ([]byte, error) {
 		for _, p := range c.Prerequisites {
 			m := mapping(false)
 			put(m, "capability", str(p.Capability))
+			if p.ContentHash != "" {
+				put(m, "content_hash", str(p.ContentHash))
+			}
 			if p.When != nil {
 				put(m, "when", predicateNode(*p.When))
 			}
@@ -264,6 +267,7 @@ func outputNode(out domain.OutputSpec) *yaml.Node {
 	if len(out.Enum) > 0 {
 		put(m, "enum", strSeq(out.Enum, true))
 	}
+	putStr(m, "currency", out.Currency)
 	src := mapping(true)
 	put(src, "step", str(out.Source.Step))
 	put(m, "source", src)
@@ -286,7 +290,19 @@ func stepNode(st domain.Step) *yaml.Node {
 		put(m, "url", quoted(st.URL))
 	}
 	putStr(m, "into", st.Into)
-	putStr(m, "transform", string(st.Transform))
+	switch tr := st.Transform; tr.Kind() {
+	case "":
+	case "regex":
+		n := mapping(true)
+		put(n, "regex", quoted(tr.Regex))
+		put(m, "transform", n)
+	case "strip_prefix":
+		n := mapping(true)
+		put(n, "strip_prefix", quoted(tr.StripPrefix))
+		put(m, "transform", n)
+	default:
+		put(m, "transform", str(tr.Name))
+	}
 	if st.Risk != "" && st.Risk != domain.RiskSafe {
 		put(m, "risk", str(string(st.Risk)))
 	}
@@ -350,12 +366,18 @@ func targetNode(t domain.TargetDescriptor, flow bool) *yaml.Node {
 	m := mapping(flow)
 	put(m, "role", str(t.Role))
 	if t.Name != nil {
-		if t.Name.Match == "" || t.Name.Match == domain.MatchExact {
+		if t.Name.Input == "" && (t.Name.Match == "" || t.Name.Match == domain.MatchExact) {
 			put(m, "name", str(t.Name.Value))
 		} else {
 			n := mapping(true)
-			put(n, "value", str(t.Name.Value))
-			put(n, "match", str(string(t.Name.Match)))
+			if t.Name.Input != "" {
+				put(n, "$input", str(t.Name.Input))
+			} else {
+				put(n, "value", str(t.Name.Value))
+			}
+			if t.Name.Match != "" && t.Name.Match != domain.MatchExact {
+				put(n, "match", str(string(t.Name.Match)))
+			}
 			put(m, "name", n)
 		}
 	}
@@ -397,7 +419,13 @@ func predicateNode(p domain.Predicate) *yaml.Node {
 	if v := p.NodeHasValue; v != nil {
 		n := mapping(true)
 		put(n, "target", targetNode(v.Target, true))
-		put(n, "value", str(v.Value))
+		if v.Input != "" {
+			in := mapping(true)
+			put(in, "$input", str(v.Input))
+			put(n, "value", in)
+		} else {
+			put(n, "value", str(v.Value))
+		}
 		if v.Match != "" && v.Match != domain.MatchExact {
 			put(n, "match", str(string(v.Match)))
 		}
@@ -475,6 +503,10 @@ func recoveryNode(r domain.RecoveryRule) *yaml.Node {
 	put(m, "when", predicateNode(r.When))
 	put(m, "remedy", str(string(r.Remedy)))
 	putStr(m, "capability", r.Capability)
+	if r.ContentHash != "" {
+		put(m, "content_hash", str(r.ContentHash))
+	}
+	putStr(m, "after_post", string(r.AfterPost))
 	if r.MaxAttempts != 0 {
 		put(m, "max_attempts", intNode(r.MaxAttempts))
 	}

@@ -436,7 +436,7 @@ func (k *compiler) extract(ts *domain.TraceStep, st *domain.Step) {
 	switch {
 	case text == "":
 		k.note("output %s: the run read no text, so it is typed string: set its type", out)
-	case tr != "":
+	case !tr.IsZero():
 		k.note("output %s is %s (transform %s), inferred from text shaped %q: check the type", out, typ, tr, textShape(text))
 	default:
 		k.note("output %s is string, inferred from text shaped %q: check the type, or add a pattern or enum", out, textShape(text))

@@ -319,6 +319,13 @@ func (r *run) execute(ctx context.Context) *end {
 		return errEnd(err)
 	}
 	r.inputs = inputs
+	// Input placeholders in targets and predicates ("Member
+	// {input.member_id}") are bound once: targeting never sees inputs.
+	bound, err := capability.BindTemplates(r.c, inputs)
+	if err != nil {
+		return failEnd(domain.CodeInputInvalid, "%v", err)
+	}
+	r.c = bound
 	for name, v := range inputs {
 		if spec := r.c.Input(name); spec != nil && spec.Sensitive {
 			r.o.Redactor.RegisterLiteral(fmt.Sprint(v))
@@ -529,7 +536,11 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 	if err != nil {
 		return failEnd(domain.CodeInputInvalid, "%s cannot run in place: %v", l.Capability.Ref(), err)
 	}
-	sub := &run{o: r.o, c: l.Capability, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
+	subCap, err := capability.BindTemplates(l.Capability, subInputs)
+	if err != nil {
+		return failEnd(domain.CodeInputInvalid, "%s cannot run in place: %v", l.Capability.Ref(), err)
+	}
+	sub := &run{o: r.o, c: subCap, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
 		outputs: map[string]any{}, attempts: map[string]int{}, inputs: subInputs, parent: r, secrets: r.secrets, eff: r.eff}
 	sub.o.Capability = l
 	disp, err := sub.dispatcher(l.Capability)

@@ -508,17 +508,7 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		if r.secrets.Reveals(text) {
 			return failEnd(domain.CodeOutputInvalid, "step %s: the extracted value contains a secret; a secret can never be read back", st.ID)
 		}
-		if st.Target.Name != nil && st.Target.Name.Match == domain.MatchRegex {
-			if re, err := regexp.Compile(st.Target.Name.Value); err == nil {
-				if m := re.FindString(text); m != "" {
-					text = m
-				}
-			}
-		}
-		if spec := r.c.Output(st.Into); spec != nil && spec.Sensitive {
-			r.o.Redactor.RegisterLiteral(strings.TrimSpace(text))
-		}
-		val, err := transform(st.Transform, text)
+		val, err := extractValue(r.c, st, text, r.o.Redactor.RegisterLiteral)
 		if err != nil {
 			return failEnd(domain.CodeOutputInvalid, "step %s: %v", st.ID, err)
 		}
@@ -583,14 +573,4 @@ func (r *run) noteResolution(res *domain.StepResult, rs targeting.Resolution) {
 		r.drifted++
 	}
 	r.rec.StrategyMix[rs.Strategy]++
-}
-
-func transform(t domain.Transform, text string) (string, error) {
-	switch t {
-	case domain.TransformMoney:
-		return Money(text)
-	case domain.TransformDate:
-		return Date(text)
-	}
-	return strings.TrimSpace(text), nil
 }

@@ -41,6 +41,52 @@ func Money(s string) (string, error) {
 	return sign + whole + "." + m[4], nil
 }
 
+// moneyAny is an amount with any shown currency: a symbol or ISO code
+// before it, or a code after it, and US grouping (1,234.56).
+var moneyAny = regexp.MustCompile(`^(-)?(?:(\$|€|£|¥|[A-Z]{3}) ?)?(-)?([0-9]{1,3}(?:,[0-9]{3})*|[0-9]+)\.([0-9]{2})(?: ?([A-Z]{3}|€|£|¥))?$`)
+
+// currencySymbols maps a symbol to the ISO code it stands for here.
+var currencySymbols = map[string]string{"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+
+// MoneyIn parses an amount of the given ISO 4217 currency into its
+// canonical decimal. With currency "" it is [Money]. Otherwise the page
+// stated the currency elsewhere (a caption, a column header), so a bare
+// amount ("1,234.56") is accepted, and so is one shown with that currency
+// (its code before or after, or its symbol: $ USD, € EUR, £ GBP, ¥ JPY);
+// an amount shown with any other currency is refused, as is any format
+// other than comma grouping with a dot and two decimals.
+func MoneyIn(s, currency string) (string, error) {
+	if currency == "" {
+		return Money(s)
+	}
+	m := moneyAny.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return "", fmt.Errorf("%q is not an amount", s)
+	}
+	if m[1] != "" && m[3] != "" || m[2] != "" && m[6] != "" {
+		return "", fmt.Errorf("%q is not an amount", s)
+	}
+	shown := m[2] + m[6]
+	if code, ok := currencySymbols[shown]; ok {
+		shown = code
+	}
+	if shown != "" && shown != currency {
+		return "", fmt.Errorf("%q is shown in %s, the output is in %s", s, shown, currency)
+	}
+	sign := ""
+	if m[1] != "" || m[3] != "" {
+		sign = "-"
+	}
+	whole := strings.TrimLeft(strings.ReplaceAll(m[4], ",", ""), "0")
+	if whole == "" {
+		whole = "0"
+	}
+	if whole == "0" && m[5] == "00" {
+		sign = ""
+	}
+	return sign + whole + "." + m[5], nil
+}
+
 // Date parses "MM/DD/YYYY" or "YYYY-MM-DD" into "YYYY-MM-DD".
 func Date(s string) (string, error) {
 	s = strings.TrimSpace(s)

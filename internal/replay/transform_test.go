@@ -85,3 +85,62 @@ func TestDate(t *testing.T) {
 		})
 	}
 }
+
+func TestMoneyIn(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in, cur, want string
+		bad           bool
+	}{
+		{in: "1,234.56", cur: "USD", want: "1234.56"}, // currency only in a caption
+		{in: "1234.56", cur: "USD", want: "1234.56"},
+		{in: "-1,234.56", cur: "USD", want: "-1234.56"},
+		{in: "$1,234.56", cur: "USD", want: "1234.56"},
+		{in: "USD 1,234.56", cur: "USD", want: "1234.56"},
+		{in: "1,234.56 USD", cur: "USD", want: "1234.56"},
+		{in: "€1,234.56", cur: "EUR", want: "1234.56"},
+		{in: "1,234.56", cur: "", bad: true}, // no currency anywhere: Money's rule
+		{in: "€1,234.56", cur: "USD", bad: true},
+		{in: "EUR 1,234.56", cur: "USD", bad: true},
+		{in: "1,234.56 GBP", cur: "USD", bad: true},
+		{in: "$1,234.56", cur: "EUR", bad: true},
+		{in: "$1.00 USD", cur: "USD", bad: true},
+		{in: "1.234,56", cur: "USD", bad: true},
+		{in: "CA$5.00", cur: "USD", bad: true},
+		{in: "-$-5.00", cur: "USD", bad: true},
+		{in: "1,234.5", cur: "USD", bad: true},
+		{in: "", cur: "USD", bad: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cur+" "+tc.in, func(t *testing.T) {
+			t.Parallel()
+			got, err := replay.MoneyIn(tc.in, tc.cur)
+			if tc.bad {
+				if err == nil {
+					t.Fatalf("MoneyIn(%q, %q) = %q, want an error", tc.in, tc.cur, got)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("MoneyIn(%q, %q) = %q, %v; want %q", tc.in, tc.cur, got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStripPrefix(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"Name: Jane Roe":  "Jane Roe",
+		"name:Jane Roe":   "Jane Roe",
+		" Jane Roe ":      "Jane Roe",
+		"Names: Jane":     "Names: Jane",
+		"Nam":             "Nam",
+		"Name — Jane Roe": "Jane Roe",
+		"Name:\u00a0Jane": "Jane",
+	} {
+		if got := replay.StripPrefix(in, "Name"); got != want {
+			t.Errorf("StripPrefix(%q, Name) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package capability
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+// templateRE matches an input placeholder in a target name, an anchor text
+// or a predicate's text. Other braces are literal (a regular expression's
+// "{5}" stays a quantifier).
+var templateRE = regexp.MustCompile(`\{input\.([a-z][a-z0-9_]*)\}`)
+
+// TemplateError is a placeholder BindTemplates could not fill.
+type TemplateError struct {
+	// Path is the field path ("steps[2].target.name.value").
+	Path string
+	// Input is the input the placeholder names.
+	Input string
+}
+
+func (e *TemplateError) Error() string {
+	return fmt.Sprintf("%s: input %s has no value to bind", e.Path, e.Input)
+}
+
+// HasTemplates reports whether any target name, anchor text or predicate
+// text of c depends on an input ({input.NAME} or {$input: NAME}).
+func HasTemplates(c *domain.Capability) bool {
+	found := false
+	visitTemplates(c, func(_ string, f templateField) {
+		if f.input != nil && *f.input != "" || f.text != nil && templateRE.MatchString(*f.text) {
+			found = true
+		}
+	})
+	return found
+}
+
+// BindTemplates returns a deep copy of c in which every input placeholder
+// of a target name (value or $input), anchor text, node_has_value value
+// ({input.NAME} or {$input: NAME}) and text_present/text_absent text is
+// replaced by the input's value from inputs (the typed values BindInputs
+// returns; each is rendered as it would be typed). In a regex name or text
+// the value is quoted (regexp.QuoteMeta), so it matches literally. A name
+// or value given as {$input: NAME} becomes a plain value with its match
+// mode kept. Entrypoint and navigate URLs are left alone (replay expands
+// them, URL-escaped). The copy keeps c's content_hash: it is the sealed
+// capability, bound. c is not modified. A placeholder naming an input with
+// no value in inputs is a *TemplateError naming the field.
+func BindTemplates(c *domain.Capability, inputs map[string]any) (*domain.Capability, error) {
+	raw, err := json.Marshal(c)
+	if err != nil {
+		return nil, fmt.Errorf("bind templates: encode capability: %w", err)
+	}
+	var cp domain.Capability
+	if err := json.Unmarshal(raw, &cp); err != nil {
+		return nil, fmt.Errorf("bind templates: copy capability: %w", err)
+	}
+	var first error
+	value := func(ptr, name string) (string, bool) {
+		v, ok := inputs[name]
+		if !ok || v == nil {
+			if first == nil {
+				first = &TemplateError{Path: displayPath(ptr), Input: name}
+			}
+			return "", false
+		}
+		return fmt.Sprint(v), true
+	}
+	visitTemplates(&cp, func(ptr string, f templateField) {
+		if f.input != nil && *f.input != "" {
+			if v, ok := value(ptr, *f.input); ok {
+				if f.regex != nil && *f.regex {
+					v = regexp.QuoteMeta(v)
+				}
+				*f.text, *f.input = v, ""
+			}
+			return
+		}
+		if f.text == nil || !strings.Contains(*f.text, "{input.") {
+			return
+		}
+		quote := f.regex != nil && *f.regex
+		*f.text = templateRE.ReplaceAllStringFunc(*f.text, func(m string) string {
+			v, ok := value(ptr, templateRE.FindStringSubmatch(m)[1])
+			if !ok {
+				return m
+			}
+			if quote {
+				return regexp.QuoteMeta(v)
+			}
+			return v
+		})
+	})
+	if first != nil {
+		return nil, fmt.Errorf("bind templates of %s: %w", c.Ref(), first)
+	}
+	return &cp, nil
+}
+
+// templateField is one field that may hold a placeholder: text (a string
+// with {input.NAME}), and for the fields that have an object form, input
+// ({$input: NAME}) which replaces text when set. regex points at whether
+// the text is a regular expression.
+type templateField struct {
+	text  *string
+	input *string
+	regex *bool
+}
+
+// visitTemplates calls fn for every template field of c with its JSON
+// pointer (of the text, or of $input when that form is used).
+func visitTemplates(c *domain.Capability, fn func(ptr string, f templateField)) {
+	forEachTarget(c, func(ptr string, t *domain.TargetDescriptor) {
+		if n := t.Name; n != nil {
+			re := n.Match == domain.MatchRegex
+			p := ptr + pointer("name", "value")
+			if n.Input != "" {
+				p = ptr + pointer("name", "$input")
+			}
+			fn(p, templateField{text: &n.Value, input: &n.Input, regex: &re})
+		}
+		if a := t.Anchor; a != nil {
+			fn(ptr+pointer("anchor", "text"), templateField{text: &a.Text})
+		}
+	})
+	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
+		if v := p.NodeHasValue; v != nil {
+			re := v.Match == domain.MatchRegex
+			q := ptr + pointer("node_has_value", "value")
+			if v.Input != "" {
+				q += pointer("$input")
+			}
+			fn(q, templateField{text: &v.Value, input: &v.Input, regex: &re})
+		}
+		for _, tq := range []struct {
+			field string
+			q     *domain.TextQuery
+		}{{"text_present", p.TextPresent}, {"text_absent", p.TextAbsent}} {
+			if tq.q != nil {
+				re := tq.q.Match == domain.MatchRegex
+				fn(ptr+pointer(tq.field, "text"), templateField{text: &tq.q.Text, regex: &re})
+			}
+		}
+	})
+}
+
+// templateInputs returns the inputs a template field names.
+func templateInputs(f templateField) []string {
+	if f.input != nil && *f.input != "" {
+		return []string{*f.input}
+	}
+	if f.text == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range templateRE.FindAllStringSubmatch(*f.text, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
