@@ -12,9 +12,10 @@ import (
 )
 
 type mockappOptions struct {
-	IO      *IOStreams
-	Addr    string
-	Variant string
+	IO          *IOStreams
+	Addr        string
+	Variant     string
+	AllowRemote bool
 }
 
 func newCmdMockapp(f *Factory, runF func(*mockappOptions) error) *cobra.Command {
@@ -27,6 +28,12 @@ func newCmdMockapp(f *Factory, runF func(*mockappOptions) error) *cobra.Command 
 			over HTTP: POST /_control/arm {"fault": NAME, "count": N}; see
 			GET /_control/state. Variant b churns every id, class and layout; variant
 			c also renames labels.
+
+			The app binds loopback only; an address on another interface (such as
+			0.0.0.0:8811) needs --allow-remote, since the control API arms faults and
+			resets state without authentication. Whatever the address, a request whose
+			Host is not the app's is answered 421, and a state-changing request from
+			another Origin 403.
 		`),
 		Example: heredoc.Doc(`
 			$ cua mockapp --addr 127.0.0.1:8811
@@ -36,6 +43,9 @@ func newCmdMockapp(f *Factory, runF func(*mockappOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
 				return flagErrorf("--addr %q: %v", opts.Addr, err)
+			}
+			if !opts.AllowRemote && !mockapp.IsLoopbackAddr(opts.Addr) {
+				return flagErrorf("--addr %q is not a loopback address; pass --allow-remote to serve MemberDesk (and its unauthenticated control API) beyond this machine", opts.Addr)
 			}
 			switch opts.Variant {
 			case "a", "b", "c":
@@ -50,11 +60,15 @@ func newCmdMockapp(f *Factory, runF func(*mockappOptions) error) *cobra.Command 
 	}
 	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:8811", "address to listen on")
 	cmd.Flags().StringVar(&opts.Variant, "variant", "a", "UI variant: a, b (churned) or c (churned and renamed)")
+	cmd.Flags().BoolVar(&opts.AllowRemote, "allow-remote", false, "allow --addr to bind an address other than loopback")
 	return cmd
 }
 
 func runMockapp(cmd *cobra.Command, opts *mockappOptions) error {
 	logger := slog.New(slog.NewTextHandler(opts.IO.ErrOut, nil))
+	if !mockapp.IsLoopbackAddr(opts.Addr) {
+		fmt.Fprintf(opts.IO.ErrOut, "warning: --allow-remote: MemberDesk listens on %s; anyone who reaches it can arm faults and reset its state\n", opts.Addr)
+	}
 	srv, err := mockapp.New(mockapp.Options{Addr: opts.Addr, Variant: opts.Variant, Logger: logger})
 	if err != nil {
 		return err

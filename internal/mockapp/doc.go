@@ -26,7 +26,7 @@
 //	                            button "Search", button "Clear" (reset)
 //	POST /content/search        member=5 digits known: 303 /content/member/{id}; unknown: status
 //	                            "Member not found"; else 400 alert "Member number must be 5 digits"
-//	GET  /content/member/{id}   heading "Member Details"; nested layout-table rows "Member number",
+//	GET  /content/member/{id}   heading "Member Details", heading "Member {id}"; nested layout-table rows "Member number",
 //	                            "Name", "Status", "Savings Balance", "As of" (11/30/2026);
 //	                            34567: text "No savings account on file" instead of the savings row;
 //	                            45678: heading "Restricted Record"; unknown: 404 "Member not found";
@@ -72,7 +72,22 @@
 //
 // A refused control request is 400 {"error": ..., "field": ...}. The faults
 // are [FaultTransientLoad], [FaultSessionTimeout], [FaultUndeclaredDialog],
-// [FaultValidationError] and [FaultSlow].
+// [FaultValidationError], [FaultSlow], [FaultBadGatewayAfterPost],
+// [FaultSessionDropAfterSignon], [FaultDialogAfterSubmit],
+// [FaultFocusSteal] and [FaultStaleResult]; "after": M lets M eligible
+// requests through first. [State].Posts counts content POSTs per path.
+//
+// Pages rendered straight from a POST (no redirect-after-POST), so the
+// browser's document came from a POST and a reload re-sends it: POST
+// /content/transfer/review (Review Transfer), POST /content/transfer/submit
+// (Transfer Complete), POST /content/search for an unknown member (status
+// "Member not found") or a malformed one (400), and any content POST
+// answered by bad_gateway_after_post (the 502 page).
+//
+// # Host and Origin guard
+//
+// Every route answers a Host that is not the server's 421 and a POST, PUT,
+// PATCH or DELETE with a foreign Origin 403 (see guard.go).
 //
 // Nothing depends on a clock or randomness: the business date is fixture
 // data, and sessions, tokens and confirmation numbers come from counters.

@@ -16,9 +16,11 @@ import (
 // for measuring how replay behaves when the UI changes under it.
 //
 //	POST /_control/drift {"kind": "benign", "seed": N}
+//	POST /_control/drift {"kind": "benign", "seed": N, "change": NAME}     NAME one of DriftBenignChanges
 //	POST /_control/drift {"kind": "semantic", "seed": N, "change": NAME}   change optional: picked by seed
 //	POST /_control/drift {"kind": "off"}
-//	GET  /_control/drift  → {"drift": Drift|null, "decoy_hits": N, "features": [...], "changes": [...]}
+//	GET  /_control/drift  → {"drift": Drift|null, "decoy_hits": N, "features": [...], "changes": [...],
+//	                         "benign_changes": [...]}
 //
 // A variant is a pure function of (kind, seed, change): the same request
 // renders the same bytes on every server, and every page draws its choices
@@ -51,6 +53,10 @@ import (
 //     type=submit>, a link name split over spans;
 //   - markup: th row headers or an ARIA table of divs, role=heading, a
 //     navigation of divs instead of a list, h2 for h1.
+//
+// A benign variant may also name one of [DriftBenignChanges] instead of
+// drawing features: a single change in how Member Details is written that
+// keeps what it means (ids and classes churned, nothing else).
 //
 // Semantic variants change what the page means, one change each (see
 // [DriftChanges]); the lookup must stop rather than answer. Duplicated
@@ -89,9 +95,11 @@ var driftFeatures = []string{"nesting", "order", "wrappers", "styling", "decoys"
 //   - currency_*: the balance in another currency format ("1.234,56 €",
 //     "€1.234,56", "1 234,56 €", "EUR 1,234.56", "£1,234.56", or a bare
 //     "1,234.56" in a balances table whose column header says "Balance
-//     (EUR)").
+//     (EUR)", or "1,234.56 CAD" in a balances table whose column header says
+//     "Balance (USD)": the currency near the value wins).
 var DriftChanges = []string{
 	"currency_eu", "currency_eu_prefix", "currency_eu_space", "currency_eur_code", "currency_gbp", "currency_header",
+	"currency_near_value",
 	"duplicate_member_field", "duplicate_nav_link", "duplicate_savings_row", "duplicate_savings_table",
 	"duplicate_search_button",
 	"moved_value_blank", "moved_value_into_label", "moved_value_next_row", "moved_value_share_row", "moved_value_swapped",
@@ -99,6 +107,18 @@ var DriftChanges = []string{
 	"rename_as_of_label", "rename_heading", "rename_member_field", "rename_nav_link",
 	"rename_savings_label", "rename_search_button", "rename_status_label",
 }
+
+// DriftBenignChanges lists the named benign changes of Member Details,
+// sorted. The values stay the fixture's, and a careful reader reads them
+// the same:
+//
+//   - label_value_one_node: no table; each field is one paragraph whose
+//     single text node holds label and value ("Savings Balance: $1,234.56");
+//   - label_value_split: no table; each field is a paragraph of two spans,
+//     "<span>Savings Balance:</span> <span>$1,234.56</span>";
+//   - usd_in_header: the balance, bare ("1,234.56"), in a balances table
+//     whose column header says "Balance (USD)".
+var DriftBenignChanges = []string{"label_value_one_node", "label_value_split", "usd_in_header"}
 
 // Paths of the decoys that duplicated controls and decoy links lead to.
 const (
@@ -147,13 +167,26 @@ type driftPlan struct {
 
 func (p *driftPlan) has(feature string) bool { return p.on[feature] }
 
-// newDriftPlan resolves (kind, seed, change); change is "" or one of
-// DriftChanges and only for semantic variants.
+// newDriftPlan resolves (kind, seed, change); change is "", one of
+// DriftChanges for a semantic variant or one of DriftBenignChanges for a
+// benign one.
 func newDriftPlan(kind string, seed int64, change string) *driftPlan {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d656d6265726465))
 	p := &driftPlan{Drift: Drift{Kind: kind, Seed: seed}, on: map[string]bool{"ids": true, "classes": true}}
 	switch kind {
 	case DriftBenign:
+		if change != "" {
+			p.Change = change
+			switch change {
+			case "label_value_one_node":
+				p.Detail = `"Savings Balance: $1,234.56" in one text node`
+			case "label_value_split":
+				p.Detail = `"<span>Savings Balance:</span> <span>$1,234.56</span>"`
+			case "usd_in_header":
+				p.Detail = `1,234.56 under a "Balance (USD)" column header`
+			}
+			break
+		}
 		for _, f := range driftFeatures {
 			if rng.IntN(2) == 0 {
 				p.on[f] = true
@@ -174,6 +207,8 @@ func newDriftPlan(kind string, seed int64, change string) *driftPlan {
 		switch {
 		case change == "currency_header":
 			p.Detail = `1,234.56 under a "Balance (EUR)" column header`
+		case change == "currency_near_value":
+			p.Detail = `1,234.56 CAD under a "Balance (USD)" column header`
 		case strings.HasPrefix(change, "currency_"):
 			p.Detail = driftCurrency(change, 123456)
 		}
@@ -216,8 +251,10 @@ func driftCurrency(change string, cents int64) string {
 		return "EUR " + groupThousands(whole) + "." + frac
 	case "currency_gbp":
 		return "£" + groupThousands(whole) + "." + frac
-	case "currency_header":
+	case "currency_header", "usd_in_header":
 		return groupThousands(whole) + "." + frac
+	case "currency_near_value":
+		return groupThousands(whole) + "." + frac + " CAD"
 	}
 	return formatMoney(cents)
 }
@@ -231,16 +268,17 @@ func (s *Server) driftRoutes(mux *http.ServeMux) {
 
 // driftView is the body of every /_control/drift answer.
 type driftView struct {
-	Drift     *Drift   `json:"drift"`
-	DecoyHits int      `json:"decoy_hits"`
-	Features  []string `json:"features"`
-	Changes   []string `json:"changes"`
+	Drift         *Drift   `json:"drift"`
+	DecoyHits     int      `json:"decoy_hits"`
+	Features      []string `json:"features"`
+	Changes       []string `json:"changes"`
+	BenignChanges []string `json:"benign_changes"`
 }
 
 func (s *Server) driftView() driftView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := driftView{DecoyHits: s.st.drift.hits, Features: driftFeatures, Changes: DriftChanges}
+	v := driftView{DecoyHits: s.st.drift.hits, Features: driftFeatures, Changes: DriftChanges, BenignChanges: DriftBenignChanges}
 	if p := s.st.drift.plan; p != nil {
 		d := p.Drift
 		v.Drift = &d
@@ -291,9 +329,9 @@ func (s *Server) handleDrift(w http.ResponseWriter, r *http.Request) {
 		cerr = &controlError{Error: "seed: required (a number >= 0; the same seed renders the same variant)", Field: "seed"}
 	case *req.Kind != DriftOff && *req.Seed < 0:
 		cerr = &controlError{Error: fmt.Sprintf("seed: %d is negative", *req.Seed), Field: "seed"}
-	case *req.Kind == DriftBenign && req.Change != nil:
-		cerr = &controlError{Error: "change: only semantic variants take a change", Field: "change"}
-	case req.Change != nil && !slices.Contains(DriftChanges, *req.Change):
+	case *req.Kind == DriftBenign && req.Change != nil && !slices.Contains(DriftBenignChanges, *req.Change):
+		cerr = &controlError{Error: fmt.Sprintf("change: %q is not a benign change; want one of %s", *req.Change, strings.Join(DriftBenignChanges, ", ")), Field: "change"}
+	case *req.Kind == DriftSemantic && req.Change != nil && !slices.Contains(DriftChanges, *req.Change):
 		cerr = &controlError{Error: fmt.Sprintf("change: unknown change %q; want one of %s", *req.Change, strings.Join(DriftChanges, ", ")), Field: "change"}
 	}
 	if cerr != nil {
@@ -764,7 +802,7 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 		savings, status, asOfText = archivedSavings, archivedStatus, archivedAsOf
 	}
 	money := formatMoney(savings)
-	if strings.HasPrefix(p.Change, "currency_") {
+	if strings.HasPrefix(p.Change, "currency_") || p.Change == "usd_in_header" {
 		money = driftCurrency(p.Change, savings)
 	}
 	rows := []drow{{label: "Member number", value: m.Number}, {label: "Name", value: m.Name}, {label: "Status", value: status}}
@@ -802,9 +840,12 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 		if idx("Savings Balance") >= 0 {
 			extra, extraHeader = []drow{{label: "Savings Balance", value: formatMoney(25000)}}, "Joint account"
 		}
-	case "currency_header":
+	case "currency_header", "currency_near_value", "usd_in_header":
 		if i := idx("Savings Balance"); i >= 0 {
 			extra, extraHeader = rows[i:i+1:i+1], "Balance (EUR)"
+			if p.Change != "currency_header" {
+				extraHeader = "Balance (USD)"
+			}
 			rows = slices.Delete(slices.Clone(rows), i, i+1)
 		}
 	case "moved_value_blank":
@@ -866,8 +907,13 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 		fmt.Fprintf(w, "<table%s><tr><td%s>", w.attrs(), w.attrs())
 	}
 	t := p.newDataTable(w)
-	t.describe(w)
-	t.write(w, rows, "")
+	switch p.Change {
+	case "label_value_one_node", "label_value_split":
+		writeLabelValues(w, rows, p.Change == "label_value_split")
+	default:
+		t.describe(w)
+		t.write(w, rows, "")
+	}
 	for range layouts {
 		w.WriteString("</td></tr></table>")
 	}
@@ -892,6 +938,25 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 	}
 	fmt.Fprintf(w, "\n<p%s>MemberDesk core banking</p>", w.attrs())
 	return w.tail()
+}
+
+// writeLabelValues writes Member Details' fields as paragraphs instead of a
+// table: "Label: value" in one text node, or split over two spans.
+func writeLabelValues(w *dw, rows []drow, split bool) {
+	if split {
+		w.note("fields as paragraphs of two spans, label and value")
+	} else {
+		w.note("fields as paragraphs, label and value in one text node")
+	}
+	fmt.Fprintf(w, "<div%s>", w.attrs())
+	for _, r := range rows {
+		if split {
+			fmt.Fprintf(w, "<p%s><span%s>%s:</span> <span%s>%s</span></p>\n", w.attrs(), w.attrs(), esc(r.label), w.attrs(), esc(r.value))
+			continue
+		}
+		fmt.Fprintf(w, "<p%s>%s: %s</p>\n", w.attrs(), esc(r.label), esc(r.value))
+	}
+	w.WriteString("</div>")
 }
 
 // drow is one label/value row of Member Details; alone puts the label in a

@@ -22,12 +22,42 @@ const (
 	FaultValidationError = "validation_error"
 	// FaultSlow delays the content response by slowDelay.
 	FaultSlow = "slow"
+	// FaultBadGatewayAfterPost processes a content form POST in full (its
+	// effect happens: a sign-on creates the session and sets its cookie, a
+	// transfer posts to the ledger) and then answers it with the 502 page
+	// instead of its own response or redirect. Eligible: content POSTs.
+	FaultBadGatewayAfterPost = "bad_gateway_after_post"
+	// FaultSessionDropAfterSignon lets a sign-on succeed, then drops that
+	// session on its first content request (303 to sign-on, cookie
+	// expired). Eligible: successful sign-ons.
+	FaultSessionDropAfterSignon = "session_drop_after_signon"
+	// FaultDialogAfterSubmit posts a submitted transfer (the ledger entry is
+	// written) and then shows an undeclared modal dialog named "Survey" over
+	// the Transfer Complete page. Eligible: transfers that post.
+	FaultDialogAfterSubmit = "dialog_after_submit"
+	// FaultFocusSteal makes the Member Search page open a "Chat with us"
+	// popup (role dialog, aria-modal, button "Close" removes it) on the
+	// first input into the member number field; the popup takes focus, so
+	// only the first typed character lands. Eligible: Member Search page
+	// loads (GET).
+	FaultFocusSteal = "focus_steal"
+	// FaultStaleResult makes Member Details first show the previously viewed
+	// member's record (same layout, heading "Member NNNNN", name and
+	// balances; another fixture member when there is none), then replace it
+	// in place with the requested record after staleDelay. Eligible: member
+	// record pages.
+	FaultStaleResult = "stale_result"
 )
 
 // faultNames lists every fault, sorted.
 var faultNames = []string{
+	FaultBadGatewayAfterPost,
+	FaultDialogAfterSubmit,
+	FaultFocusSteal,
+	FaultSessionDropAfterSignon,
 	FaultSessionTimeout,
 	FaultSlow,
+	FaultStaleResult,
 	FaultTransientLoad,
 	FaultUndeclaredDialog,
 	FaultValidationError,
@@ -36,10 +66,17 @@ var faultNames = []string{
 // slowDelay is how long FaultSlow holds a content response.
 const slowDelay = 3 * time.Second
 
+// staleDelay is how long FaultStaleResult shows the previous record.
+const staleDelay = 1500 * time.Millisecond
+
 // Texts the faults render; tests and capabilities match them.
 const (
 	noticeText          = "Please review the updated terms of service."
 	validationErrorText = "The core system rejected the request: validation error"
+	surveyName          = "Survey"
+	surveyText          = "How was your experience today?"
+	chatName            = "Chat with us"
+	chatText            = "Need help? An agent is online."
 )
 
 // badGatewayPage is the body of a transient_load response.
@@ -103,25 +140,97 @@ func (s *Server) fireLocked(fault string) bool {
 }
 
 // contentFaults applies the request-level faults to a /content/* request in
-// a fixed order: slow, transient_load, session_timeout. It reports whether
+// a fixed order: slow, transient_load, then a session drop (a mark left by
+// session_drop_after_signon, else session_timeout). It reports whether
 // the request should go on to its handler.
 func (s *Server) contentFaults(w http.ResponseWriter, r *http.Request) bool {
 	if s.fire(FaultSlow) && !sleepContext(r.Context(), slowDelay) {
 		return false // the client went away; nobody reads an answer
 	}
 	if s.fire(FaultTransientLoad) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusBadGateway)
-		_, _ = w.Write([]byte(badGatewayPage))
+		writeBadGateway(w)
 		return false
 	}
-	if sess, ok := s.requestSession(r); ok && s.fire(FaultSessionTimeout) {
+	if sess, ok := s.requestSession(r); ok && (s.takeDropMark(sess.ID) || s.fire(FaultSessionTimeout)) {
 		s.dropSession(sess.ID)
 		expireSessionCookie(w)
 		http.Redirect(w, r, signonPath, http.StatusSeeOther)
 		return false
 	}
 	return true
+}
+
+func writeBadGateway(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write([]byte(badGatewayPage))
+}
+
+// swallowWriter takes a handler's whole response and keeps only its
+// headers.
+type swallowWriter struct{ h http.Header }
+
+func (sw *swallowWriter) Header() http.Header         { return sw.h }
+func (sw *swallowWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (sw *swallowWriter) WriteHeader(int)             {}
+
+// badGatewayAfterPost runs a content POST's handler in full (its effect
+// lands) and answers 502 instead; only the cookies the handler set go out,
+// so a sign-on's session does reach the browser.
+func (s *Server) badGatewayAfterPost(w http.ResponseWriter, r *http.Request) {
+	sw := &swallowWriter{h: http.Header{}}
+	s.mux.ServeHTTP(sw, r)
+	for _, c := range sw.h.Values("Set-Cookie") {
+		w.Header().Add("Set-Cookie", c)
+	}
+	writeBadGateway(w)
+}
+
+// markDropAfterSignon marks a fresh session to be dropped on its first
+// content request when session_drop_after_signon fires.
+func (s *Server) markDropAfterSignon(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fireLocked(FaultSessionDropAfterSignon) {
+		s.st.dropMarks[id] = true
+	}
+}
+
+// takeDropMark reports whether session id is marked to be dropped, and
+// clears the mark.
+func (s *Server) takeDropMark(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.st.dropMarks[id] {
+		return false
+	}
+	delete(s.st.dropMarks, id)
+	return true
+}
+
+// staleFor returns the member whose record a stale_result page shows first
+// for number, and records number as the last member viewed.
+func (s *Server) staleFor(number string) member {
+	s.mu.Lock()
+	prev := s.st.lastMember
+	s.st.lastMember = number
+	s.mu.Unlock()
+	if m, ok := members[prev]; ok && prev != number && !m.Restricted {
+		return m
+	}
+	for _, other := range []string{"12345", "56789"} {
+		if other != number {
+			return members[other]
+		}
+	}
+	return members["12345"]
+}
+
+// setLastMember records the last member record viewed.
+func (s *Server) setLastMember(number string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.st.lastMember = number
 }
 
 // sleepContext waits d or until ctx is done, reporting whether d elapsed.

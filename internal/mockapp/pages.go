@@ -66,7 +66,9 @@ func (s *Server) handleSignon(w http.ResponseWriter, r *http.Request) {
 	if old, ok := s.requestSession(r); ok {
 		s.dropSession(old.ID)
 	}
-	setSessionCookie(w, s.newSession(operator))
+	id := s.newSession(operator)
+	s.markDropAfterSignon(id)
+	setSessionCookie(w, id)
 	s.logger.Info("signed on", "operator", operator)
 	http.Redirect(w, r, homePath, http.StatusSeeOther)
 }
@@ -118,7 +120,9 @@ func searchPage(d searchData) page {
 }
 
 func (s *Server) handleSearchForm(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, searchPage(searchData{}))
+	p := searchPage(searchData{})
+	p.focusSteal = s.fire(FaultFocusSteal)
+	s.render(w, r, p)
 }
 
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
@@ -142,8 +146,13 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 
 // memberData feeds the member details page.
 type memberData struct {
+	Number    string // shown as the heading "Member NNNNN"
 	Rows      []row
 	NoSavings bool
+}
+
+func newMemberData(m member, v variant) memberData {
+	return memberData{Number: m.Number, Rows: memberRows(m, v), NoSavings: !m.HasSavings}
 }
 
 func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
@@ -171,12 +180,13 @@ func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
 		}))
 	default:
 		v := s.currentVariant()
-		s.render(w, r, page{
-			tmpl:  tmplMember,
-			title: "Member Details",
-			data:  memberData{Rows: memberRows(m, v), NoSavings: !m.HasSavings},
-			v:     v,
-		})
+		p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v), v: v}
+		if s.fire(FaultStaleResult) {
+			p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v)
+		} else {
+			s.setLastMember(number)
+		}
+		s.render(w, r, p)
 	}
 }
 

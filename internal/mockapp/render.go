@@ -50,6 +50,12 @@ type page struct {
 	notice bool    // show the notice dialog whatever the method
 	back   string  // where the notice's Continue returns; default the request path
 	v      variant // zero means the server's current variant
+	// Fault markup (faults.go): the Survey dialog, the focus-stealing
+	// popup's script, and the requested record that replaces a stale one
+	// (data then holds the stale record).
+	survey     bool
+	focusSteal bool
+	fresh      any
 }
 
 // view is what every template executes against.
@@ -60,6 +66,11 @@ type view struct {
 	Notice bool
 	Next   string // hidden "next" field of the notice form
 	Data   any
+
+	Survey     bool
+	FocusSteal bool
+	Fresh      *view // the record a stale page swaps in after StaleMS
+	StaleMS    int64
 }
 
 // render writes p. A content GET page also shows the notice dialog when one
@@ -72,22 +83,30 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, p page) {
 	if !notice && r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, contentPrefix) {
 		notice = s.noticeOnGet()
 	}
-	if !notice && s.renderDrift(w, r, p) {
+	faultUI := p.survey || p.focusSteal || p.fresh != nil
+	if !notice && !faultUI && s.renderDrift(w, r, p) {
 		return
 	}
 	next := p.back
 	if next == "" {
 		next = r.URL.Path
 	}
+	vw := view{
+		Title:      p.title,
+		V:          p.v,
+		Alert:      p.alert,
+		Notice:     notice,
+		Next:       next,
+		Data:       p.data,
+		Survey:     p.survey,
+		FocusSteal: p.focusSteal,
+		StaleMS:    staleDelay.Milliseconds(),
+	}
+	if p.fresh != nil {
+		vw.Fresh = &view{Title: p.title, V: p.v, Data: p.fresh}
+	}
 	var buf bytes.Buffer
-	err := templates[p.tmpl].ExecuteTemplate(&buf, "page", view{
-		Title:  p.title,
-		V:      p.v,
-		Alert:  p.alert,
-		Notice: notice,
-		Next:   next,
-		Data:   p.data,
-	})
+	err := templates[p.tmpl].ExecuteTemplate(&buf, "page", vw)
 	if err != nil {
 		s.logger.Error("render page", "template", p.tmpl, "err", err)
 		http.Error(w, "500 internal error: the page could not be rendered", http.StatusInternalServerError)

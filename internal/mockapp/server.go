@@ -148,13 +148,17 @@ var _ http.Handler = (*Server)(nil)
 // Handler returns the app's handler, for use with httptest.
 func (s *Server) Handler() http.Handler { return s }
 
-// ServeHTTP is the app's single gate: common headers, request counting,
+// ServeHTTP is the app's single gate: common headers, the Host and Origin
+// guard (guard.go), request counting,
 // then content faults and the session check for /content/*, then routing.
 // Control routes skip everything but the headers.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if s.guard(w, r) {
+		return
+	}
 	path := r.URL.Path
 	if strings.HasPrefix(path, controlPrefix) {
 		s.mux.ServeHTTP(w, r)
@@ -173,6 +177,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if ok {
 			r = r.WithContext(withSession(r.Context(), sess))
+		}
+		if r.Method == http.MethodPost && s.fire(FaultBadGatewayAfterPost) {
+			s.badGatewayAfterPost(w, r)
+			return
 		}
 	}
 	s.mux.ServeHTTP(w, r)

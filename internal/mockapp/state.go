@@ -2,6 +2,7 @@ package mockapp
 
 import (
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -28,6 +29,9 @@ type State struct {
 	NoticePending      bool           `json:"notice_pending"`
 	NoticeAcknowledged int            `json:"notice_acknowledged"`
 	Requests           map[string]int `json:"requests"` // "METHOD /path" → count, control routes excluded
+	// Posts counts content POSTs received per path ("/content/search" → n),
+	// whatever their answer, so a test can prove a reload re-sent no form.
+	Posts map[string]int `json:"posts"`
 }
 
 // transfer is a reviewed transfer waiting for its one-time token.
@@ -57,19 +61,24 @@ type state struct {
 	subSeq        int
 	ledger        []LedgerEntry
 	requests      map[string]int
-	drift         driftState // see drift.go
+	posts         map[string]int
+	dropMarks     map[string]bool // sessions session_drop_after_signon drops on their next content request
+	lastMember    string          // the last member record viewed, for stale_result
+	drift         driftState      // see drift.go
 }
 
 // reset empties the state and selects variant.
 func (st *state) reset(variant string) {
 	*st = state{
-		gen:      st.gen + 1,
-		variant:  variant,
-		faults:   make(map[string]int),
-		skip:     make(map[string]int),
-		sessions: make(map[string]string),
-		pending:  make(map[string]transfer),
-		requests: make(map[string]int),
+		gen:       st.gen + 1,
+		variant:   variant,
+		faults:    make(map[string]int),
+		skip:      make(map[string]int),
+		sessions:  make(map[string]string),
+		pending:   make(map[string]transfer),
+		requests:  make(map[string]int),
+		posts:     make(map[string]int),
+		dropMarks: make(map[string]bool),
 	}
 }
 
@@ -82,7 +91,12 @@ func (st *state) snapshot() State {
 	for k, n := range st.requests {
 		requests[k] = n
 	}
+	posts := make(map[string]int, len(st.posts))
+	for k, n := range st.posts {
+		posts[k] = n
+	}
 	return State{
+		Posts:              posts,
 		Variant:            st.variant,
 		Faults:             faults,
 		Sessions:           len(st.sessions),
@@ -125,7 +139,7 @@ func (s *Server) ledgerSnapshot() []LedgerEntry {
 }
 
 // countRequest records one request under "METHOD /path", collapsing member
-// numbers so the map stays small.
+// numbers so the map stays small, and a content POST under its path.
 func (s *Server) countRequest(method, path string) {
 	if strings.HasPrefix(path, memberPrefix) {
 		path = memberPrefix + "{id}"
@@ -137,6 +151,13 @@ func (s *Server) countRequest(method, path string) {
 		key = "other"
 	}
 	s.st.requests[key]++
+	if method != http.MethodPost || !strings.HasPrefix(path, contentPrefix) {
+		return
+	}
+	if _, ok := s.st.posts[path]; !ok && len(s.st.posts) >= maxRequestKeys {
+		path = "other"
+	}
+	s.st.posts[path]++
 }
 
 func (s *Server) newSession(operator string) string {

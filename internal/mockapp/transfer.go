@@ -139,7 +139,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.logger.Info("transfer posted", "confirmation", e.Confirmation)
-	s.render(w, r, messagePage(http.StatusOK, "Transfer Complete", messageData{
+	done := messagePage(http.StatusOK, "Transfer Complete", messageData{
 		Heading: "Transfer Complete",
 		Text:    "Confirmation " + e.Confirmation,
 		Rows: []row{
@@ -148,5 +148,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			{"To account", t.To},
 			{"Amount", formatMoney(t.Amount)},
 		},
-	}))
+	})
+	done.survey = s.fire(FaultDialogAfterSubmit)
+	s.render(w, r, done)
 }

@@ -21,11 +21,14 @@ import (
 // driftResults is the drift phase: the reference lookup replayed on
 // generated UI variants of the mock app (internal/mockapp/drift.go).
 type driftResults struct {
-	Variants       int `json:"variants"`
-	Benign         int `json:"benign"`
-	BenignSuccess  int `json:"benign_success"`
-	Semantic       int `json:"semantic"`
-	SemanticHalted int `json:"semantic_halted"` // halted with a right code
+	Variants      int `json:"variants"`
+	Benign        int `json:"benign"`
+	BenignSuccess int `json:"benign_success"`
+	// BenignFalseHalt counts benign variants that halted with nothing
+	// answered: safe, but a miss.
+	BenignFalseHalt int `json:"benign_false_halt"`
+	Semantic        int `json:"semantic"`
+	SemanticHalted  int `json:"semantic_halted"` // halted with a right code
 	// SemanticHaltedOtherCode halted (NEEDS_HUMAN or FAILED) with a code
 	// outside the change's right codes: safe, but reported.
 	SemanticHaltedOtherCode int `json:"semantic_halted_other_code"`
@@ -68,28 +71,6 @@ type driftOutcome struct {
 	Rungs       map[string]int      `json:"rungs,omitempty"`
 }
 
-// rightCodes are the failure codes that are a correct halt for each family
-// of semantic change: a renamed or removed target is not found (or a
-// postcondition that names it does not hold), a duplicated one is
-// ambiguous, a moved value is not a money amount (or its row no longer has
-// one value cell), another currency format is not a US dollar amount.
-var rightCodes = map[string][]domain.FailureCode{
-	"rename_":      {domain.CodeTargetNotFound, domain.CodeUnexpectedState, domain.CodeCheckpointFailed},
-	"remove_":      {domain.CodeTargetNotFound, domain.CodeUnexpectedState, domain.CodeCheckpointFailed},
-	"duplicate_":   {domain.CodeTargetAmbiguous},
-	"moved_value_": {domain.CodeOutputInvalid, domain.CodeTargetNotFound, domain.CodeTargetAmbiguous},
-	"currency_":    {domain.CodeOutputInvalid},
-}
-
-func codesFor(change string) []domain.FailureCode {
-	for prefix, codes := range rightCodes {
-		if strings.HasPrefix(change, prefix) {
-			return codes
-		}
-	}
-	return nil
-}
-
 // driftJob is one variant to replay.
 type driftJob struct {
 	kind   string
@@ -101,6 +82,9 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 	var jobs []driftJob
 	for i := range c.driftBenign {
 		jobs = append(jobs, driftJob{kind: mockapp.DriftBenign, seed: int64(i + 1)})
+	}
+	for i, ch := range mockapp.DriftBenignChanges {
+		jobs = append(jobs, driftJob{kind: mockapp.DriftBenign, seed: int64(i + 1), change: ch})
 	}
 	for i, ch := range mockapp.DriftChanges {
 		jobs = append(jobs, driftJob{kind: mockapp.DriftSemantic, seed: int64(i + 1), change: ch})
@@ -147,7 +131,7 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 		defer close(done)
 		for o := range outcomes {
 			all = append(all, o)
-			if o.Verdict != "ok" {
+			if o.Verdict != mockapp.VerdictOK {
 				progress("drift: %s: %s (%s %s %s)", o.Variant, o.Verdict, o.Status, o.FailureCode, o.Message)
 			}
 		}
@@ -170,13 +154,14 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 		Results: all, Codes: map[string]int{}, Rungs: map[string]int{}, Extra: &driftExtraInfo{Workers: c.driftWorkers},
 		RightCodes: map[string]any{},
 		Definitions: []string{
-			"benign success: SUCCESS with savings_balance=1234.56 status=Active as_of=2026-11-30 and no decoy hit",
+			"benign success: SUCCESS with savings_balance=1234.56 status=Active as_of=2026-11-30 and no decoy hit; benign variants are seeded feature mixes plus the named changes " + strings.Join(mockapp.DriftBenignChanges, ", "),
+			"benign_failed (false halt): a benign variant that halted with nothing answered: safe, reported",
 			"semantic halt: NEEDS_HUMAN or FAILED with one of the change family's right codes, no outputs, no decoy hit",
 			"silent wrong: outputs that differ from the fixture on a benign variant, any answer (SUCCESS or business outcome) on a semantic variant, or any decoy hit (a wrong control clicked or a decoy link followed)",
 			"duplicated controls submit to decoy routes that show an archived record with other values, so a wrong click is both a decoy hit and a wrong output",
 		},
 	}
-	for prefix, codes := range rightCodes {
+	for prefix, codes := range mockapp.DriftRightCodes {
 		d.RightCodes[prefix+"*"] = codes
 	}
 	for _, o := range all {
@@ -191,22 +176,25 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 		switch o.Kind {
 		case mockapp.DriftBenign:
 			d.Benign++
-			if o.Verdict == "ok" {
+			switch o.Verdict {
+			case mockapp.VerdictOK:
 				d.BenignSuccess++
+			case mockapp.VerdictFalseHalt:
+				d.BenignFalseHalt++
 			}
 		default:
 			d.Semantic++
 			switch o.Verdict {
-			case "ok":
+			case mockapp.VerdictOK:
 				d.SemanticHalted++
-			case "halted_other_code":
+			case mockapp.VerdictHaltedOtherCode:
 				d.SemanticHaltedOtherCode++
 			}
 		}
-		if o.Verdict == "silent_wrong" {
+		if o.Verdict == mockapp.VerdictSilentWrong {
 			d.SilentWrong++
 		}
-		if o.Verdict != "ok" {
+		if o.Verdict != mockapp.VerdictOK {
 			d.Problems = append(d.Problems, o)
 		}
 	}
@@ -312,33 +300,14 @@ func replayVariant(ctx context.Context, eng *engine, sess *browser.Session, base
 			o.Rungs[string(s)] = n
 		}
 	}
-	answered := rec.Status == domain.StatusSuccess || rec.Status == domain.StatusBusinessOutcome
-	halted := rec.Status == domain.StatusNeedsHuman || rec.Status == domain.StatusFailed
-	if j.kind == mockapp.DriftBenign {
-		o.Expected = "SUCCESS " + want.String()
-		switch {
-		case o.DecoyHits > 0, answered && (rec.Status != domain.StatusSuccess || recordOutputs(rec) != want):
-			o.Verdict = "silent_wrong"
-		case rec.Status == domain.StatusSuccess:
-			o.Verdict = "ok"
-		default:
-			o.Verdict = "benign_failed"
-		}
-		return o, nil
+	outs := make(map[string]string, len(rec.Outputs))
+	for k, v := range rec.Outputs {
+		outs[k] = fmt.Sprint(v)
 	}
-	codes := codesFor(j.change)
-	names := make([]string, len(codes))
-	for i, c := range codes {
-		names[i] = string(c)
-	}
-	o.Expected = "halt (NEEDS_HUMAN or FAILED) with " + strings.Join(names, " or ")
-	switch {
-	case o.DecoyHits > 0, answered, len(rec.Outputs) > 0:
-		o.Verdict = "silent_wrong"
-	case halted && slices.Contains(codes, rec.FailureCode):
-		o.Verdict = "ok"
-	default:
-		o.Verdict = "halted_other_code"
-	}
+	o.Expected = mockapp.DriftExpected(j.kind, j.change)
+	o.Verdict = mockapp.JudgeDrift(mockapp.DriftRun{
+		Kind: j.kind, Change: j.change, Status: string(rec.Status), FailureCode: string(rec.FailureCode),
+		Outputs: outs, DecoyHits: o.DecoyHits,
+	})
 	return o, nil
 }
