@@ -128,6 +128,20 @@ type runSpec struct {
 
 func (b *bundle) run(t *testing.T, spec runSpec) *domain.RunRecord {
 	t.Helper()
+	return runOn(t, b, b.app.URL(), spec)
+}
+
+// runOn replays spec against the app at baseURL in a fresh session of the
+// shared browser.
+func runOn(t *testing.T, b *bundle, baseURL string, spec runSpec) *domain.RunRecord {
+	t.Helper()
+	if b.red == nil {
+		b.red = redact.New()
+	}
+	var lib replay.Library
+	if b.lib != nil {
+		lib = b.lib
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sess, err := sharedBrowser.NewSession(ctx)
@@ -145,7 +159,7 @@ func (b *bundle) run(t *testing.T, spec runSpec) *domain.RunRecord {
 	}
 	logger := slog.New(redact.NewHandler(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}), b.red))
 	rec, err := replay.Run(ctx, replay.Options{
-		Capability: spec.cap, Library: b.lib, Inputs: spec.inputs, BaseURL: b.app.URL(), Surface: s,
+		Capability: spec.cap, Library: lib, Inputs: spec.inputs, BaseURL: baseURL, Surface: s,
 		Secrets: secrets{"corebank_operator": operator, "corebank_password": pw}, Redactor: b.red,
 		DataDir: b.dataDir, AllowIrreversible: spec.irrev, Approval: spec.approval, ReleasedGates: spec.gates,
 		Lease: spec.lease, Holder: spec.holder, RunID: fmt.Sprintf("run-%d", time.Now().UnixNano()),
