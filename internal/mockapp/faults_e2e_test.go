@@ -1,0 +1,245 @@
+package mockapp_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface/browser"
+)
+
+// The faults whose effect lives in the page's script, replayed in real
+// Chromium with the reference lookup.
+
+const capDir = "../../examples/capabilities"
+
+var (
+	chromeOnce sync.Once
+	chrome     *browser.Browser
+	chromeErr  error
+)
+
+// sharedChrome launches one Chromium for this file's tests; it lives until
+// the test binary exits.
+func sharedChrome(t *testing.T) *browser.Browser {
+	t.Helper()
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil && os.Getenv("CUA_BROWSER") == "" {
+		t.Skip("no Chromium")
+	}
+	chromeOnce.Do(func() {
+		chrome, chromeErr = browser.Launch(context.Background(), browser.Options{})
+	})
+	if chromeErr != nil {
+		t.Fatalf("launch Chromium: %v", chromeErr)
+	}
+	return chrome
+}
+
+type faultRun struct {
+	app  *mockapp.Server
+	lib  *replay.DirLibrary
+	sess *browser.Session
+	dir  string
+	ctx  context.Context
+}
+
+func setupFaultRun(t *testing.T) *faultRun {
+	t.Helper()
+	br := sharedChrome(t)
+	app, err := mockapp.New(mockapp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Close() })
+	lib, err := replay.LoadDir(capDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	sess, err := br.NewSession(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sess.Close() })
+	return &faultRun{app: app, lib: lib, sess: sess, dir: t.TempDir(), ctx: ctx}
+}
+
+type creds struct{}
+
+func (creds) Secret(ref string) (string, error) {
+	switch ref {
+	case "corebank_operator":
+		return mockapp.DefaultOperator, nil
+	case "corebank_password":
+		return mockapp.DefaultPassword, nil
+	}
+	return "", fmt.Errorf("no secret %q", ref)
+}
+
+func (f *faultRun) lookup(t *testing.T, c *capability.Loaded, member string) *domain.RunRecord {
+	t.Helper()
+	start := time.Now()
+	defer func() { t.Logf("lookup %s took %s", member, time.Since(start).Round(time.Millisecond)) }()
+	rec, err := replay.Run(f.ctx, replay.Options{
+		Capability: c, Library: f.lib, Inputs: map[string]string{"member_id": member},
+		BaseURL: f.app.URL(), Surface: f.sess, Secrets: creds{}, Redactor: redact.New(), DataDir: f.dir,
+		RunID: fmt.Sprintf("fault-%d", time.Now().UnixNano()), StepWait: 3 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	return rec
+}
+
+func (f *faultRun) arm(t *testing.T, fault string) {
+	t.Helper()
+	resp, err := httpPost(f.ctx, f.app.URL()+"/_control/arm", fmt.Sprintf(`{"fault":%q,"count":1}`, fault))
+	if err != nil || resp != 200 {
+		t.Fatalf("arm %s: %d %v", fault, resp, err)
+	}
+}
+
+// loadCap loads a reference capability; each edit pair replaces old text
+// with new and the copy is sealed again.
+func loadCap(t *testing.T, name string, edits ...string) *capability.Loaded {
+	t.Helper()
+	path := filepath.Join(capDir, name+".yaml")
+	if len(edits) > 0 {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(raw)
+		for i := 0; i+1 < len(edits); i += 2 {
+			if !strings.Contains(text, edits[i]) {
+				t.Fatalf("%s: %q not found", name, edits[i])
+			}
+			text = strings.Replace(text, edits[i], edits[i+1], 1)
+		}
+		var kept []string
+		for _, line := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(line, "content_hash:") {
+				kept = append(kept, line)
+			}
+		}
+		path = filepath.Join(t.TempDir(), name+".yaml")
+		if err := os.WriteFile(path, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := capability.Seal(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := capability.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestStaleResultInChromium: without an identity check the lookup reads the
+// stale record (another member's balance); with a check on the heading
+// "Member 12345" it waits for the record to be replaced and reads the right
+// one.
+func TestStaleResultInChromium(t *testing.T) {
+	f := setupFaultRun(t)
+	plain := loadCap(t, "memberdesk.savings_balance")
+	f.arm(t, mockapp.FaultStaleResult)
+	rec := f.lookup(t, plain, "12345")
+	if rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != "12345678.90" {
+		t.Fatalf("without an identity check: %s %s %v; want SUCCESS with member 56789's balance 12345678.90 (the stale record)", rec.Status, rec.FailureCode, rec.Outputs)
+	}
+
+	checked := loadCap(t, "memberdesk.savings_balance",
+		"    postcondition:\n      node_exists: {role: heading, name: Member Details, scope: {frame: content}}\n    wait: {timeout_ms: 10000}",
+		"    postcondition:\n      node_exists: {role: heading, name: Member 12345, scope: {frame: content}}\n    wait: {timeout_ms: 10000}")
+	f.arm(t, mockapp.FaultStaleResult)
+	rec = f.lookup(t, checked, "12345")
+	if rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != "1234.56" {
+		t.Fatalf("with an identity check: %s %s %s %v; want SUCCESS with 1234.56", rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
+	}
+}
+
+// TestFocusStealInChromium: the popup opens on the first input into the
+// member number field and takes the focus, so the typed number does not
+// land and no search is posted; the popup is on screen afterwards.
+func TestFocusStealInChromium(t *testing.T) {
+	f := setupFaultRun(t)
+	plain := loadCap(t, "memberdesk.savings_balance")
+	f.arm(t, mockapp.FaultFocusSteal)
+	rec := f.lookup(t, plain, "12345")
+	if rec.Status == domain.StatusSuccess {
+		t.Fatalf("lookup under focus_steal succeeded: %v", rec.Outputs)
+	}
+	snap, err := f.sess.Observe(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var popup, field *domain.Node
+	for i, n := range snap.Nodes {
+		switch {
+		case n.Role == "dialog" && n.Name == "Chat with us":
+			popup = &snap.Nodes[i]
+		case n.Role == "textbox" && n.Name == "Member number":
+			field = &snap.Nodes[i]
+		}
+	}
+	if popup == nil {
+		t.Fatalf("no \"Chat with us\" dialog on screen after %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+	}
+	if field == nil || field.Value != "1" {
+		t.Errorf("member number field = %+v, want only the first typed character", field)
+	}
+	state, err := getState(f.ctx, f.app.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if state.Posts["/content/search"] != 0 {
+		t.Errorf("posts = %v, want no search posted", state.Posts)
+	}
+	t.Logf("lookup under focus_steal: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+}
+
+func httpPost(ctx context.Context, url, body string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+func getState(ctx context.Context, base string) (mockapp.State, error) {
+	var st mockapp.State
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/_control/state", nil)
+	if err != nil {
+		return st, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return st, err
+	}
+	defer resp.Body.Close()
+	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
