@@ -131,14 +131,14 @@ type Session struct {
 	// postBacked says whether the committed top document's was POST.
 	docMethod  map[cdp.LoaderID]string
 	postBacked bool
-	dialog   *dialogState
-	noDialog context.Context // canceled while a dialog is open
-	dlgOpen  context.CancelFunc
-	oopifs   map[target.ID]*oopif
-	sessions map[target.SessionID]target.ID // auto-attach sessions of iframes
-	frameTS  map[cdp.FrameID]*tsession      // host target of each frame, per last capture
-	cache    map[cdp.FrameID]*axCache
-	last     *domain.UiSnapshot
+	dialog     *dialogState
+	noDialog   context.Context // canceled while a dialog is open
+	dlgOpen    context.CancelFunc
+	oopifs     map[target.ID]*oopif
+	sessions   map[target.SessionID]target.ID // auto-attach sessions of iframes
+	frameTS    map[cdp.FrameID]*tsession      // host target of each frame, per last capture
+	cache      map[cdp.FrameID]*axCache
+	last       *domain.UiSnapshot
 }
 
 func newSession(ctx context.Context, b *Browser) (*Session, error) {
