@@ -164,6 +164,13 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 				return nil, fmt.Errorf("browser temp dir: %w", err)
 			}
 		}
+		// Chromium's crashpad handler starts whatever the flags say and
+		// would write renderer memory (typed secrets) into a dump. Files
+		// where its database directories would be keep it from writing any.
+		if err := blockCrashDumps(tmp, b.profileDir); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("browser temp dir: %w", err)
+		}
 		allocCtx, b.allocCancel = chromedp.NewExecAllocator(ctx, b.allocOptions()...)
 	}
 	logf := func(format string, args ...any) { b.log.Debug(fmt.Sprintf(format, args...)) }
@@ -386,6 +393,26 @@ func profileOf(pid int) string {
 	return ""
 }
 
+// crashDir is the crash dump location inside the profile
+// (BREAKPAD_DUMP_LOCATION). Launch puts a file there so that no dump can be
+// written.
+const crashDir = "crashes"
+
+// blockCrashDumps puts a file where each crash database would be: the
+// dump location Env names and the default one under HOME.
+func blockCrashDumps(tmpDir, profile string) error {
+	def := filepath.Join(tmpDir, "home", ".config", "chromium")
+	if err := os.MkdirAll(def, 0o700); err != nil {
+		return err
+	}
+	for _, p := range []string{filepath.Join(profile, crashDir), filepath.Join(def, "Crash Reports")} {
+		if err := os.WriteFile(p, nil, 0o400); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // removeAllRetry removes dir, retrying for a while: the browser's helper
 // processes may still be writing into it just after the browser exits.
 func removeAllRetry(dir string) error {
@@ -402,8 +429,9 @@ func removeAllRetry(dir string) error {
 // Env returns the whole environment of a launched browser: an allowlist,
 // never cua's own environment. PATH is kept (default
 // /usr/local/bin:/usr/bin:/bin), HOME is tmpDir/home, TMPDIR is tmpDir,
-// BREAKPAD_DUMP_LOCATION puts any crash dump in profile/crashes (removed
-// with tmpDir), and LANG, LC_ALL, TZ, FONTCONFIG_FILE and FONTCONFIG_PATH
+// BREAKPAD_DUMP_LOCATION points crashpad's database at profile/crashes
+// (which Launch makes unusable, so no dump is written; were one written, it
+// would be removed with tmpDir), and LANG, LC_ALL, TZ, FONTCONFIG_FILE and FONTCONFIG_PATH
 // are kept when set; a headful browser also keeps DISPLAY, WAYLAND_DISPLAY,
 // XAUTHORITY and XDG_RUNTIME_DIR. getenv is os.Getenv outside tests.
 func Env(tmpDir, profile string, headful bool, getenv func(string) string) []string {
@@ -415,7 +443,7 @@ func Env(tmpDir, profile string, headful bool, getenv func(string) string) []str
 		"PATH=" + path,
 		"HOME=" + filepath.Join(tmpDir, "home"),
 		"TMPDIR=" + tmpDir,
-		"BREAKPAD_DUMP_LOCATION=" + filepath.Join(profile, "crashes"),
+		"BREAKPAD_DUMP_LOCATION=" + filepath.Join(profile, crashDir),
 	}
 	keep := []string{"LANG", "LC_ALL", "TZ", "FONTCONFIG_FILE", "FONTCONFIG_PATH"}
 	if headful {

@@ -1,18 +1,29 @@
 package browser
 
 import (
+	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/surface/surfacetest"
 )
@@ -223,4 +234,186 @@ func TestClickOnCoveredNodeIsNotSent(t *testing.T) {
 	}
 	e.must(t, domain.Action{Type: domain.ActClick}, &show, "")
 	e.waitFor(t, "the click", func(s *domain.UiSnapshot) bool { return surfacetest.HasText(s, "clicked 1", "") })
+}
+
+func TestEnvIsAnAllowlist(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{
+		"PATH": "/bin", "HOME": "/root", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "TZ": "UTC",
+		"DISPLAY": ":0", "XAUTHORITY": "/root/.Xauthority", "CUA_SECRET_PIN": "1234",
+		"OPENAI_API_KEY": "sk-x", "GOOGLE_API_KEY": "g",
+	}
+	getenv := func(k string) string { return vars[k] }
+	tests := []struct {
+		name    string
+		headful bool
+		want    []string
+	}{
+		{"headless", false, []string{"PATH=/bin", "HOME=/run/x/home", "TMPDIR=/run/x", "BREAKPAD_DUMP_LOCATION=/run/x/profile/crashes", "LANG=C.UTF-8", "TZ=UTC"}},
+		{"headful", true, []string{"PATH=/bin", "HOME=/run/x/home", "TMPDIR=/run/x", "BREAKPAD_DUMP_LOCATION=/run/x/profile/crashes", "LANG=C.UTF-8", "TZ=UTC", "DISPLAY=:0", "XAUTHORITY=/root/.Xauthority"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Env("/run/x", "/run/x/profile", tc.headful, getenv)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("Env = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if got := Env("/run/x", "/run/x/p", false, func(string) string { return "" }); got[0] != "PATH=/usr/local/bin:/usr/bin:/bin" {
+		t.Errorf("default PATH: %q", got[0])
+	}
+}
+
+// descendants returns pid and the ids of all its descendant processes.
+func descendants(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := map[int]int{}
+	for _, e := range entries {
+		id, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(raw[strings.LastIndexByte(string(raw), ')')+1:])
+		fields := strings.Fields(rest)
+		if len(fields) < 2 {
+			continue
+		}
+		if pp, err := strconv.Atoi(fields[1]); err == nil {
+			parent[id] = pp
+		}
+	}
+	out := []int{pid}
+	for i := 0; i < len(out); i++ {
+		for c, p := range parent {
+			if p == out[i] {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// canaryForms are the encodings of a canary a file might hold it in.
+func canaryForms(c string) []string {
+	return []string{c, base64.StdEncoding.EncodeToString([]byte(c)), hex.EncodeToString([]byte(c)), url.QueryEscape(c), c[:12]}
+}
+
+// TestBrowserEnvironmentHoldsNoSecret launches its own browser with a canary
+// in the test process's environment (so it cannot run in parallel).
+func TestBrowserEnvironmentHoldsNoSecret(t *testing.T) {
+	requireBrowser(t)
+	const canary = "cua-canary-5f1e9b27d04c"
+	t.Setenv("CUA_SECRET_CANARY", canary)
+	srv := server(t)
+	b, err := Launch(t.Context(), Options{Logger: testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	if b.proc == nil {
+		t.Fatal("no browser process")
+	}
+	if !strings.HasPrefix(b.profileDir, b.tmpDir+string(filepath.Separator)) {
+		t.Errorf("profile %s is not inside the run's temp dir %s", b.profileDir, b.tmpDir)
+	}
+	s := newTestSession(t, b)
+	eng, _ := policy.New(policy.Config{Profile: policy.ProfileDiscovery, AllowedDomains: []string{"127.0.0.1"}})
+	e := &env{s: s, eng: eng, ctx: t.Context(), srv: srv}
+	e.load(t, "/main.html", "Conformance")
+
+	pids := descendants(t, b.proc.Pid)
+	if len(pids) < 2 {
+		t.Errorf("found %d browser processes, want the browser and its helpers", len(pids))
+	}
+	read := 0
+	for _, pid := range pids {
+		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		read++
+		env := string(raw)
+		if strings.Contains(env, canary) || strings.Contains(env, "CUA_SECRET_") {
+			t.Errorf("process %d has the canary in its environment", pid)
+		}
+		if strings.Contains(env, "GOOGLE_API_KEY") {
+			t.Errorf("process %d has the wrapper's API keys in its environment", pid)
+		}
+		if pid == b.proc.Pid && !strings.Contains(env, "\x00HOME="+filepath.Join(b.tmpDir, "home")+"\x00") {
+			t.Errorf("the browser's HOME is not inside its temp dir: %q", strings.ReplaceAll(env, "\x00", " "))
+		}
+	}
+	if read == 0 {
+		t.Fatal("no browser environment could be read")
+	}
+
+	// A renderer crash writes nothing that holds the canary, and no dump.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		cdp.Call(ctx, s.page.t, page.Crash, cdp.Empty{})
+	}()
+	select {
+	case <-s.alive.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session did not notice the crash")
+	}
+	time.Sleep(500 * time.Millisecond) // a crash handler would write by now
+	files := 0
+	err = filepath.WalkDir(b.tmpDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		files++
+		if strings.HasSuffix(path, ".dmp") || strings.Contains(path, "crashes"+string(filepath.Separator)) {
+			t.Errorf("crash dump written: %s", path)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		for _, form := range canaryForms(canary) {
+			if strings.Contains(string(raw), form) {
+				t.Errorf("%s holds the canary (as %q)", path, form)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files == 0 {
+		t.Error("the profile holds no file: the scan saw nothing")
+	}
+	dir := b.tmpDir
+	s.Close()
+	if err := b.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the browser's temp dir %s is left after Close", dir)
+	}
+}
+
+func TestBrowserBinarySkipsDebianWrapper(t *testing.T) {
+	t.Parallel()
+	if got := browserBinary("/opt/chrome/chrome"); got != "/opt/chrome/chrome" {
+		t.Errorf("browserBinary(other) = %s", got)
+	}
+	if _, err := os.Stat(debianBinary); err != nil {
+		t.Skip("no Debian chromium here")
+	}
+	if got := browserBinary(debianWrapper); got != debianBinary {
+		t.Errorf("browserBinary(%s) = %s, want %s", debianWrapper, got, debianBinary)
+	}
 }
