@@ -84,7 +84,7 @@ const (
 // Surface is a session on an application's automation contract. It is safe
 // for concurrent use (the port asks for one goroutine at a time).
 type Surface struct {
-	base   string // without a trailing slash
+	base    string       // without a trailing slash
 	client  *http.Client // follows no redirect
 	own     bool         // the caller gave no client
 	origins []string     // allowed origins, as origin returns them
