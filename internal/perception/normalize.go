@@ -74,6 +74,7 @@ func Normalize(raw *domain.UiSnapshot) *domain.UiSnapshot {
 		URL:        raw.URL,
 		Title:      raw.Title,
 		HTTPStatus: raw.HTTPStatus,
+		PostBacked: raw.PostBacked,
 	}
 	if raw.Dialog != nil {
 		d := *raw.Dialog

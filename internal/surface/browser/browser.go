@@ -119,7 +119,7 @@ type Browser struct {
 	log  *slog.Logger
 
 	tmpDir      string // TMPDIR of a launched browser; "" when attached
-	profileDir  string // its profile, made and removed by chromedp
+	profileDir  string // its profile, inside tmpDir
 	allocCancel context.CancelFunc
 	rootCtx     context.Context
 	rootCancel  context.CancelFunc
@@ -157,6 +157,20 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 			return nil, fmt.Errorf("browser temp dir: %w", err)
 		}
 		b.tmpDir = tmp
+		b.profileDir = filepath.Join(tmp, "profile")
+		for _, d := range []string{b.profileDir, filepath.Join(tmp, "home")} {
+			if err := os.Mkdir(d, 0o700); err != nil {
+				os.RemoveAll(tmp)
+				return nil, fmt.Errorf("browser temp dir: %w", err)
+			}
+		}
+		// Chromium's crashpad handler starts whatever the flags say and
+		// would write renderer memory (typed secrets) into a dump. Files
+		// where its database directories would be keep it from writing any.
+		if err := blockCrashDumps(tmp, b.profileDir); err != nil {
+			os.RemoveAll(tmp)
+			return nil, fmt.Errorf("browser temp dir: %w", err)
+		}
 		allocCtx, b.allocCancel = chromedp.NewExecAllocator(ctx, b.allocOptions()...)
 	}
 	logf := func(format string, args ...any) { b.log.Debug(fmt.Sprintf(format, args...)) }
@@ -187,7 +201,7 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 	c := chromedp.FromContext(b.rootCtx)
 	b.lost = c.Browser.LostConnection
 	b.proc = c.Browser.Process()
-	if b.proc != nil {
+	if b.proc != nil && b.profileDir == "" {
 		b.profileDir = profileOf(b.proc.Pid)
 	}
 	b.log.Debug("browser ready", slog.String("exec", opts.ExecPath), slog.String("cdp_url", opts.CDPURL))
@@ -199,12 +213,16 @@ func Launch(ctx context.Context, opts Options) (*Browser, error) {
 // the profile, headless and first-run flags): no sandbox (it runs as root in
 // containers), no GPU, no QUIC, and every background service that would
 // talk to anything but the target app turned off, autofill's server queries
-// included (they would send form signatures of the bank's pages to Google).
+// included (they would send form signatures of the bank's pages to Google),
+// and crash reporting off (--disable-breakpad keeps crashpad from starting;
+// --disable-crash-reporter is the switch's name in newer builds and ignored
+// by older ones).
 func Flags() []string {
 	return []string{
 		"--no-sandbox", "--disable-gpu", "--disable-quic",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
 		"--disable-dev-shm-usage", "--disable-extensions", "--disable-default-apps", "--disable-breakpad",
+		"--disable-crash-reporter",
 		"--disable-client-side-phishing-detection", "--disable-background-timer-throttling",
 		"--disable-backgrounding-occluded-windows", "--disable-renderer-backgrounding", "--disable-hang-monitor",
 		"--disable-ipc-flooding-protection", "--disable-domain-reliability", "--no-pings",
@@ -216,15 +234,19 @@ func Flags() []string {
 	}
 }
 
+// allocOptions starts the browser binary itself (not Debian's wrapper
+// script, which sources /etc/chromium.d and exports API keys), with a
+// profile inside the per-run temporary directory and only the environment
+// Env returns: no variable of cua's own environment (a CUA_SECRET_* above
+// all) reaches the browser or its helpers.
 func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(b.opts.ExecPath),
+		chromedp.ExecPath(browserBinary(b.opts.ExecPath)),
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		// No UserDataDir: chromedp makes a fresh profile, and after the
-		// browser exits kills its leftover helpers and removes it.
-		// Chromium leaves a socket folder in TMPDIR: keep it in ours.
-		chromedp.Env("TMPDIR=" + b.tmpDir),
+		chromedp.UserDataDir(b.profileDir),
+		chromedp.NoInheritEnv,
+		chromedp.Env(Env(b.tmpDir, b.profileDir, b.opts.Headful, os.Getenv)...),
 	}
 	for _, f := range Flags() {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(f, "--"), "=")
@@ -350,7 +372,7 @@ func (b *Browser) teardown() {
 		b.allocCancel()
 	}
 	if b.tmpDir != "" {
-		if err := os.RemoveAll(b.tmpDir); err != nil {
+		if err := removeAllRetry(b.tmpDir); err != nil {
 			b.log.Warn("remove browser temp dir", slog.String("dir", b.tmpDir), slog.String("error", err.Error()))
 		}
 	}
@@ -369,4 +391,98 @@ func profileOf(pid int) string {
 		}
 	}
 	return ""
+}
+
+// crashDir is the crash dump location inside the profile
+// (BREAKPAD_DUMP_LOCATION). Launch puts a file there so that no dump can be
+// written.
+const crashDir = "crashes"
+
+// blockCrashDumps puts a file where each crash database would be: the
+// dump location Env names and the default one under HOME.
+func blockCrashDumps(tmpDir, profile string) error {
+	def := filepath.Join(tmpDir, "home", ".config", "chromium")
+	if err := os.MkdirAll(def, 0o700); err != nil {
+		return err
+	}
+	for _, p := range []string{filepath.Join(profile, crashDir), filepath.Join(def, "Crash Reports")} {
+		if err := os.WriteFile(p, nil, 0o400); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeAllRetry removes dir, retrying for a while: the browser's helper
+// processes may still be writing into it just after the browser exits.
+func removeAllRetry(dir string) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := os.RemoveAll(dir)
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// Env returns the whole environment of a launched browser: an allowlist,
+// never cua's own environment. PATH is kept (default
+// /usr/local/bin:/usr/bin:/bin), HOME is tmpDir/home, TMPDIR is tmpDir,
+// BREAKPAD_DUMP_LOCATION points crashpad's database at profile/crashes
+// (which Launch makes unusable, so no dump is written; were one written, it
+// would be removed with tmpDir), and LANG, LC_ALL, TZ, FONTCONFIG_FILE and FONTCONFIG_PATH
+// are kept when set; a headful browser also keeps DISPLAY, WAYLAND_DISPLAY,
+// XAUTHORITY and XDG_RUNTIME_DIR. getenv is os.Getenv outside tests.
+func Env(tmpDir, profile string, headful bool, getenv func(string) string) []string {
+	path := getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	env := []string{
+		"PATH=" + path,
+		"HOME=" + filepath.Join(tmpDir, "home"),
+		"TMPDIR=" + tmpDir,
+		"BREAKPAD_DUMP_LOCATION=" + filepath.Join(profile, crashDir),
+	}
+	keep := []string{"LANG", "LC_ALL", "TZ", "FONTCONFIG_FILE", "FONTCONFIG_PATH"}
+	if headful {
+		keep = append(keep, "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY", "XDG_RUNTIME_DIR")
+	}
+	for _, k := range keep {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// debianWrapper is the launcher script of Debian's chromium package and the
+// binary it runs.
+const (
+	debianWrapper = "/usr/bin/chromium"
+	debianBinary  = "/usr/lib/chromium/chromium"
+)
+
+// browserBinary returns the executable to start for path: the binary behind
+// Debian's wrapper script (which would source /etc/chromium.d, where a file
+// may turn the crash reporter on, and export API keys into the browser's
+// environment), else path itself.
+func browserBinary(path string) string {
+	if path != debianWrapper {
+		return path
+	}
+	head := make([]byte, 2)
+	f, err := os.Open(path)
+	if err != nil {
+		return path
+	}
+	defer f.Close()
+	if n, _ := f.Read(head); n != 2 || string(head) != "#!" {
+		return path
+	}
+	if st, err := os.Stat(debianBinary); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+		return path
+	}
+	return debianBinary
 }

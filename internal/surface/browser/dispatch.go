@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -70,7 +71,32 @@ const (
 	jsRead = `function(secret) {
   ` + jsHost + `
   const v = (el.tagName === 'INPUT' || el.tagName === 'TEXTAREA') ? el.value : (el.textContent || '');
-  return secret ? {len: v.length} : {value: v, len: v.length};
+  return secret ? {len: v.length, connected: el.isConnected} : {value: v, len: v.length, connected: el.isConnected};
+}`
+
+	// jsFocused reports whether the node (or, for a contenteditable, a node
+	// inside it) has keyboard focus, through open and closed shadow roots.
+	jsFocused = `function() {
+  ` + jsHost + `
+  if (!el.isConnected) return {connected: false, focused: false};
+  let a = el.ownerDocument.activeElement;
+  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+  let focused = false;
+  for (let n = a; n; n = n.parentNode || n.host) if (n === el) { focused = true; break; }
+  return {connected: true, focused};
+}`
+
+	// jsHits reports whether a click at a point whose topmost element is
+	// hit reaches the node: hit is the node, inside it, one of its
+	// ancestors (the node itself lets pointer events through), or the label
+	// of the control the node is. Otherwise it names hit by tag and id
+	// only, never by its text.
+	jsHits = `function(hit) {
+  for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return {ok: true};
+  for (let n = this; n; n = n.parentNode || n.host) if (n === hit) return {ok: true};
+  if (hit && hit.control && hit.control === this) return {ok: true};
+  const tag = hit && hit.tagName ? hit.tagName.toLowerCase() : 'node';
+  return {ok: false, by: '<' + tag + (hit && hit.id ? ' id=' + hit.id.slice(0, 40) : '') + '>'};
 }`
 
 	jsSelect = `function(label) {
@@ -124,7 +150,15 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	case domain.ActNavigate:
 		act = func(ctx context.Context) error { return s.navigate(ctx, a.URL()) }
 	case domain.ActReload:
+		s.mu.Lock()
+		post := s.postBacked
+		s.mu.Unlock()
+		if post {
+			return surface.Result{URL: s.url()}, fmt.Errorf("dispatch reload: the page came from a submitted form: %w", surface.ErrResubmit)
+		}
 		act = s.reload
+	case domain.ActFocus:
+		act = func(ctx context.Context) error { return s.focus(ctx, a.Node()) }
 	case domain.ActRawInput:
 		act = func(ctx context.Context) error {
 			x, y := a.Point()
@@ -198,6 +232,8 @@ type handle struct {
 	ts      *tsession
 	backend cdp.BackendNodeID
 	obj     runtime.RemoteObjectID
+	frame   cdp.FrameID
+	world   runtime.ExecutionContextID // 0: the main world
 }
 
 func parseRef(ref string) (frame cdp.FrameID, backend cdp.BackendNodeID, loader cdp.LoaderID, ok bool) {
@@ -268,7 +304,7 @@ func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) 
 	if res.Object == nil || res.Object.ObjectID == "" {
 		return nil, stale("node %q cannot be resolved", n.Name)
 	}
-	return &handle{ts: ts, backend: backend, obj: res.Object.ObjectID}, nil
+	return &handle{ts: ts, backend: backend, obj: res.Object.ObjectID, frame: frame, world: p.ExecutionContextID}, nil
 }
 
 func findFrame(t *page.FrameTree, id cdp.FrameID) *cdp.Frame {
@@ -388,7 +424,123 @@ func (s *Session) click(ctx context.Context, n *domain.Node) error {
 	if err != nil {
 		return err
 	}
+	if err := s.hitTest(ctx, h, n, x, y); err != nil {
+		return err
+	}
 	return s.mouseClick(ctx, h.ts, x, y)
+}
+
+// hitTest checks, before any mouse event is sent, that a click at (x, y)
+// reaches the node and not an element covering it (an overlay, a popup).
+// A covered node is refused with an error wrapping surface.ErrNotLanded:
+// the screen is not what the step expects, so the caller classifies it
+// before deciding; nothing was pressed.
+func (s *Session) hitTest(ctx context.Context, h *handle, n *domain.Node, x, y float64) error {
+	loc, err := call(ctx, s, h.ts, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
+		X: int64(math.Round(x)), Y: int64(math.Round(y)), IncludeUserAgentShadowDOM: new(true),
+	})
+	if err != nil {
+		if protocolErr(err) {
+			return fmt.Errorf("click %q: nothing at its centre (%g, %g): %w", n.Name, x, y, surface.ErrNotLanded)
+		}
+		return err
+	}
+	if loc.BackendNodeID == h.backend {
+		return nil
+	}
+	if loc.FrameID != "" && loc.FrameID != h.frame {
+		return fmt.Errorf("click %q: its centre is covered by another frame's content: %w", n.Name, surface.ErrNotLanded)
+	}
+	hit, err := call(ctx, s, h.ts, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: loc.BackendNodeID, ObjectGroup: objectGroup, ExecutionContextID: h.world})
+	if err != nil {
+		if protocolErr(err) {
+			return fmt.Errorf("click %q: the element at its centre vanished: %w", n.Name, surface.ErrNotLanded)
+		}
+		return err
+	}
+	if hit.Object == nil || hit.Object.ObjectID == "" {
+		return fmt.Errorf("click %q: the element at its centre cannot be resolved: %w", n.Name, surface.ErrNotLanded)
+	}
+	var res struct {
+		OK bool   `json:"ok"`
+		By string `json:"by"`
+	}
+	p := runtime.CallFunctionOnParams{
+		FunctionDeclaration: jsHits,
+		ObjectID:            h.obj,
+		Arguments:           []*runtime.CallArgument{{ObjectID: hit.Object.ObjectID}},
+		ReturnByValue:       new(true),
+		Silent:              new(true),
+	}
+	r, err := call(ctx, s, h.ts, runtime.CallFunctionOn, p)
+	if err != nil {
+		if protocolErr(err) {
+			return stale("node %q: %v", n.Name, err)
+		}
+		return err
+	}
+	if r.ExceptionDetails != nil || r.Result == nil || json.Unmarshal(r.Result.Value, &res) != nil {
+		return fmt.Errorf("click %q: hit test failed", n.Name)
+	}
+	if !res.OK {
+		return fmt.Errorf("click %q: another element (%s) covers it and would receive the click: %w", n.Name, res.By, surface.ErrNotLanded)
+	}
+	return nil
+}
+
+// focus moves keyboard focus to the node without clicking it. Focus that
+// does not arrive (the node is not focusable in effect, or a handler moved
+// it elsewhere at once) wraps surface.ErrNotLanded.
+func (s *Session) focus(ctx context.Context, n *domain.Node) error {
+	if n != nil && (n.Ref == refDialogAccept || n.Ref == refDialogDismiss) {
+		return fmt.Errorf("focus a dialog button: %w", surface.ErrUnsupported)
+	}
+	if s.dialogOpen() {
+		return errDialogOpen
+	}
+	h, err := s.resolve(ctx, n)
+	if err != nil {
+		return err
+	}
+	if _, err := s.inspect(ctx, h, n); err != nil {
+		return err
+	}
+	if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
+		if protocolErr(err) {
+			return fmt.Errorf("focus %q: %v", n.Name, err)
+		}
+		return err
+	}
+	return s.checkFocus(ctx, h, n)
+}
+
+// checkFocus returns an error wrapping surface.ErrNotLanded unless the node
+// is still in its document and has focus.
+func (s *Session) checkFocus(ctx context.Context, h *handle, n *domain.Node) error {
+	var st struct {
+		Connected bool `json:"connected"`
+		Focused   bool `json:"focused"`
+	}
+	if err := s.callFn(ctx, h, jsFocused, &st); err != nil {
+		return notLanded(fmt.Errorf("check focus of %q: %w", n.Name, err))
+	}
+	switch {
+	case !st.Connected:
+		return fmt.Errorf("node %q left the document during the action: %w", n.Name, surface.ErrNotLanded)
+	case !st.Focused:
+		return fmt.Errorf("focus did not stay on %q (another element took it): %w", n.Name, surface.ErrNotLanded)
+	}
+	return nil
+}
+
+// notLanded marks an error of a step that came after the action began: a
+// node that went stale then was there when the action started, so it wraps
+// surface.ErrNotLanded instead of surface.ErrStale.
+func notLanded(err error) error {
+	if err == nil || !errors.Is(err, surface.ErrStale) {
+		return err
+	}
+	return fmt.Errorf("%w: %s", surface.ErrNotLanded, strings.TrimPrefix(err.Error(), surface.ErrStale.Error()+": "))
 }
 
 // centre scrolls the node into view and returns the centre of its first
@@ -476,8 +628,13 @@ func (s *Session) typeText(ctx context.Context, n *domain.Node, text string, sec
 		}
 		return err
 	}
+	// Nothing is typed unless the field has focus: a popup that took it
+	// would otherwise receive the text (a password above all).
+	if err := s.checkFocus(ctx, h, n); err != nil {
+		return err
+	}
 	if err := s.callFn(ctx, h, jsClear, nil, text == ""); err != nil {
-		return fmt.Errorf("clear %q: %w", n.Name, err)
+		return notLanded(fmt.Errorf("clear %q: %w", n.Name, err))
 	}
 	if text != "" {
 		if _, err := call(ctx, s, h.ts, input.InsertText, input.InsertTextParams{Text: text}); err != nil {
@@ -486,20 +643,31 @@ func (s *Session) typeText(ctx context.Context, n *domain.Node, text string, sec
 	}
 	masked := secret || info.Password
 	var got struct {
-		Value string `json:"value"`
-		Len   int    `json:"len"`
+		Value     string `json:"value"`
+		Len       int    `json:"len"`
+		Connected bool   `json:"connected"`
 	}
 	if err := s.callFn(ctx, h, jsRead, &got, masked); err != nil {
-		return fmt.Errorf("read back %q: %w", n.Name, err)
+		return notLanded(fmt.Errorf("read back %q: %w", n.Name, err))
 	}
+	if !got.Connected {
+		return fmt.Errorf("typed value did not land: node %q left the document: %w", n.Name, surface.ErrNotLanded)
+	}
+	// The message gives lengths only: the field's content may be a secret
+	// or personal data, and errors reach logs and records.
+	want := len(utf16.Encode([]rune(text)))
 	if masked {
-		if want := len(utf16.Encode([]rune(text))); got.Len != want {
-			return fmt.Errorf("typed value did not land in %q: it holds %d characters, want %d", n.Name, got.Len, want)
+		if got.Len != want {
+			return fmt.Errorf("typed value did not land in %q: it holds %d characters, want %d: %w", n.Name, got.Len, want, surface.ErrNotLanded)
 		}
 		return nil
 	}
 	if got.Value != text {
-		return fmt.Errorf("typed value did not land in %q: it holds %q, want %q", n.Name, got.Value, text)
+		what := "different characters"
+		if got.Len != want {
+			what = fmt.Sprintf("%d characters", got.Len)
+		}
+		return fmt.Errorf("typed value did not land in %q: it holds %s, want %d characters: %w", n.Name, what, want, surface.ErrNotLanded)
 	}
 	return nil
 }

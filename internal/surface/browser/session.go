@@ -126,14 +126,19 @@ type Session struct {
 	settled  map[cdp.FrameID]uint64
 	topFrame cdp.FrameID
 	topURL   string
-	dialog   *dialogState
-	noDialog context.Context // canceled while a dialog is open
-	dlgOpen  context.CancelFunc
-	oopifs   map[target.ID]*oopif
-	sessions map[target.SessionID]target.ID // auto-attach sessions of iframes
-	frameTS  map[cdp.FrameID]*tsession      // host target of each frame, per last capture
-	cache    map[cdp.FrameID]*axCache
-	last     *domain.UiSnapshot
+	// docMethod is the method of the last request of each top-frame
+	// document load in flight (a redirect's GET replaces the POST);
+	// postBacked says whether the committed top document's was POST.
+	docMethod  map[cdp.LoaderID]string
+	postBacked bool
+	dialog     *dialogState
+	noDialog   context.Context // canceled while a dialog is open
+	dlgOpen    context.CancelFunc
+	oopifs     map[target.ID]*oopif
+	sessions   map[target.SessionID]target.ID // auto-attach sessions of iframes
+	frameTS    map[cdp.FrameID]*tsession      // host target of each frame, per last capture
+	cache      map[cdp.FrameID]*axCache
+	last       *domain.UiSnapshot
 }
 
 func newSession(ctx context.Context, b *Browser) (*Session, error) {
@@ -155,6 +160,8 @@ func newSession(ctx context.Context, b *Browser) (*Session, error) {
 		frameTS:  make(map[cdp.FrameID]*tsession),
 		cache:    make(map[cdp.FrameID]*axCache),
 		topURL:   "about:blank",
+
+		docMethod: make(map[cdp.LoaderID]string),
 	}
 	s.alive, s.killFn = context.WithCancelCause(context.Background())
 	s.noDialog = context.Background()
@@ -251,6 +258,8 @@ func (s *Session) handle(ts *tsession, ev any) {
 		if e.Frame.ParentID == "" && !ts.oopif {
 			s.topFrame = e.Frame.ID
 			s.topURL = e.Frame.URL + e.Frame.URLFragment
+			s.postBacked = s.docMethod[e.Frame.LoaderID] == "POST"
+			clear(s.docMethod)
 		}
 		s.frameGen[e.Frame.ID]++
 		s.changed()
@@ -336,6 +345,17 @@ func (s *Session) handle(ts *tsession, ev any) {
 			s.domGen[ts]++
 		}
 		s.changed()
+	case *network.EventRequestWillBeSent:
+		// A document request of the page's main frame: its loader becomes
+		// the new document's. A redirect is sent again under the same
+		// loader with the redirect's method, so POST→303→GET ends as GET.
+		if e.Type == network.ResourceTypeDocument && !ts.oopif && e.Request != nil && e.LoaderID != "" &&
+			(e.FrameID == s.topFrame || s.topFrame == "") {
+			if len(s.docMethod) >= 64 {
+				clear(s.docMethod)
+			}
+			s.docMethod[e.LoaderID] = e.Request.Method
+		}
 	case *network.EventResponseReceived:
 		if e.Type == network.ResourceTypeDocument && e.FrameID != "" && e.Response != nil {
 			s.evSeq++

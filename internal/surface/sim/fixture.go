@@ -21,18 +21,21 @@ const (
 	FixtureMain   = "main"
 	FixtureSecond = "second"
 	FixtureFrames = "frames"
+	FixtureForm   = "form"
+	FixtureSent   = "sent"
 )
 
 var fixtureColors = []string{"Red", "Green", "Blue"}
 
-// Fixture is the surfacetest fixture app in Go: the pages "main", "second"
-// and "frames" with the behaviour the conformance suite's package doc
+// Fixture is the surfacetest fixture app in Go: the pages "main", "second",
+// "frames", "form" and "sent" with the behaviour the conformance suite's package doc
 // describes. Before the first navigation it shows an empty about:blank
 // document; a URL that names no page shows a 404 "Not Found" page.
 //
 // A Fixture is driven through a [Surface], which serialises its calls.
 type Fixture struct {
-	page   string // FixtureMain, FixtureSecond, FixtureFrames, "404" or "" (blank)
+	page   string // FixtureMain, FixtureSecond, FixtureFrames, FixtureForm, FixtureSent, "404" or "" (blank)
+	posted bool   // the page is the answer to a form POST
 	url    string
 	gen    int // page loads so far; part of every Ref, so refs of a replaced page go stale
 	name   string
@@ -59,14 +62,14 @@ func (f *Fixture) load(url string) {
 	f.page = "404"
 	if page, ok := strings.CutPrefix(url, FixtureBase+"/"); ok {
 		switch page {
-		case FixtureMain, FixtureSecond, FixtureFrames:
+		case FixtureMain, FixtureSecond, FixtureFrames, FixtureForm, FixtureSent:
 			f.page = page
 		}
 	}
 	if url == "about:blank" {
 		f.page = ""
 	}
-	f.name, f.color, f.status, f.focus, f.dialog = "", fixtureColors[0], "", "", false
+	f.name, f.color, f.status, f.focus, f.dialog, f.posted = "", fixtureColors[0], "", "", false, false
 	f.opened = map[string]bool{}
 }
 
@@ -86,10 +89,10 @@ func (f *Fixture) Render() *domain.UiSnapshot {
 		for _, c := range fixtureColors {
 			t.add(color, domain.Node{Role: "option", Name: c, Ref: "color:" + c, States: domain.NodeStates{Selected: c == f.color}})
 		}
-		t.add(doc, domain.Node{Role: "button", Name: "Greet", Ref: "greet", States: focus})
-		t.add(doc, domain.Node{Role: "button", Name: "Ask", Ref: "ask", States: focus})
+		t.add(doc, domain.Node{Role: "button", Name: "Greet", Ref: "greet", States: f.focusable("greet")})
+		t.add(doc, domain.Node{Role: "button", Name: "Ask", Ref: "ask", States: f.focusable("ask")})
 		t.add(doc, domain.Node{Role: "button", Name: "Locked", Ref: "locked", States: domain.NodeStates{Disabled: true}})
-		t.add(doc, domain.Node{Role: "link", Name: "Next", Ref: "next", States: focus})
+		t.add(doc, domain.Node{Role: "link", Name: "Next", Ref: "next", States: f.focusable("next")})
 		status := t.add(doc, domain.Node{Role: "status", Ref: "status"})
 		if f.status != "" {
 			t.text(status, f.status)
@@ -119,6 +122,19 @@ func (f *Fixture) Render() *domain.UiSnapshot {
 				t.text(status, "Opened "+fr)
 			}
 		}
+		return t.snap
+	case FixtureForm:
+		t := newTree(f.url, "Form", prefix)
+		doc := t.document("", f.url, "Form", 200)
+		t.add(doc, domain.Node{Role: "heading", Name: "Form", Ref: "h1"})
+		t.add(doc, domain.Node{Role: "button", Name: "Send", Ref: "send", States: domain.NodeStates{Focusable: true, Focused: f.focus == "send"}})
+		return t.snap
+	case FixtureSent:
+		t := newTree(f.url, "Sent", prefix)
+		doc := t.document("", f.url, "Sent", 200)
+		t.add(doc, domain.Node{Role: "heading", Name: "Sent", Ref: "h1"})
+		t.add(doc, domain.Node{Role: "link", Name: "Home", Ref: "home", States: domain.NodeStates{Focusable: true, Focused: f.focus == "home"}})
+		t.snap.PostBacked = f.posted
 		return t.snap
 	case "404":
 		t := newTree(f.url, "Not Found", prefix)
@@ -171,6 +187,11 @@ func (f *Fixture) Handle(a policy.AuthorizedAction) (bool, error) {
 		if a.Key() == "Enter" && id == "name" {
 			f.greet()
 		}
+	case domain.ActFocus:
+		if id == "locked" || strings.HasPrefix(id, "h1") || id == "status" || strings.HasPrefix(id, "color:") {
+			return false, fmt.Errorf("sim fixture: %q is not focusable", id)
+		}
+		f.focus = id
 	default:
 		return false, fmt.Errorf("sim fixture: %s: %w", a.Type(), surface.ErrUnsupported)
 	}
@@ -194,12 +215,22 @@ func (f *Fixture) click(id string) (bool, error) {
 	case "next":
 		f.load(f.URL(FixtureSecond))
 		return true, nil
-	case "back":
+	case "back", "home":
 		f.load(f.URL(FixtureMain))
+		return true, nil
+	case "send":
+		// The form's POST answers with the "sent" page itself.
+		f.load(f.URL(FixtureSent))
+		f.posted = true
 		return true, nil
 	case "open:nav", "open:content":
 		f.opened[strings.TrimPrefix(id, "open:")] = true
 	}
 	f.focus = id
 	return false, nil
+}
+
+// focusable returns the states of a focusable control with ref id.
+func (f *Fixture) focusable(id string) domain.NodeStates {
+	return domain.NodeStates{Focusable: true, Focused: f.focus == id}
 }

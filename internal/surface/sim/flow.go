@@ -82,6 +82,13 @@ func (e *Event) Value(role, name string) string {
 // Goto loads another screen (running its OnLoad effects).
 func (e *Event) Goto(screen string) error { return e.flow.goTo(screen) }
 
+// Submit loads screen as the answer to a form POST (a 200 that renders the
+// result directly, no redirect): its snapshots are PostBacked, so the
+// surface refuses a reload there with surface.ErrResubmit, as a browser
+// would re-send the form. A later load (Goto, navigate, a link) is a GET
+// and not PostBacked; Goto models POST→303→GET.
+func (e *Event) Submit(screen string) error { return e.flow.submit(screen) }
+
 // Set sets the value of the input (role, name) on the current screen.
 func (e *Event) Set(role, name, value string) error {
 	k := e.flow.cur.find(role, name)
@@ -107,6 +114,9 @@ func (e *Event) OpenDialog(typ, message string) {
 
 // Goto returns an effect that loads screen.
 func Goto(screen string) Effect { return func(ev *Event) error { return ev.Goto(screen) } }
+
+// Submit returns an effect that calls [Event.Submit].
+func Submit(screen string) Effect { return func(ev *Event) error { return ev.Submit(screen) } }
 
 // Set returns an effect that sets the value of (role, name).
 func Set(role, name, value string) Effect {
@@ -180,7 +190,10 @@ type Handled struct {
 // (with or without a trailing slash) loads the first screen; any screen
 // loads at [Flow.URL]. Typing and selecting set an input's value; clicking
 // or pressing a key on a node runs the handlers registered with [Flow.On]
-// for its (role, name); reloading loads the current screen afresh (values
+// for its (role, name); focus moves the key target to a node and renders it
+// Focused (typing and clicking move the key target without showing it);
+// a screen loaded by the [Submit] effect is POST-backed and a reload there
+// is refused (surface.ErrResubmit); reloading loads the current screen afresh (values
 // reset, faults and dialogs cleared, OnLoad effects run again). Clicking
 // OK or Cancel in a dialog closes it, then runs the handlers of that button.
 // While a dialog is open every other action fails. A URL that names no
@@ -210,9 +223,11 @@ type page struct {
 	screen *Screen
 	url    string
 	values []string
-	focus  int // declared index of the last node typed into or clicked, -1 for none
+	focus  int // declared index of the last node typed into, clicked or focused, -1 for none
+	shown  int // declared index a focus action focused, rendered Focused; -1 for none
 	fault  int
 	dialog *domain.Dialog
+	posted bool // the page is the answer to a form POST
 }
 
 func (p *page) find(role, name string) int {
@@ -241,7 +256,7 @@ func NewFlow(base string, screens ...Screen) *Flow {
 		}
 		seen[s.Name] = true
 	}
-	f.cur = &page{screen: &Screen{Name: "about:blank"}, url: "about:blank", focus: -1}
+	f.cur = &page{screen: &Screen{Name: "about:blank"}, url: "about:blank", focus: -1, shown: -1}
 	return f
 }
 
@@ -325,7 +340,7 @@ const maxLoadDepth = 8
 // load shows a fresh page of s at url and runs its OnLoad effects.
 func (f *Flow) load(s *Screen, url string) error {
 	f.gen++
-	p := &page{screen: s, url: url, values: make([]string, len(s.Nodes)), focus: -1}
+	p := &page{screen: s, url: url, values: make([]string, len(s.Nodes)), focus: -1, shown: -1}
 	for k, n := range s.Nodes {
 		p.values[k] = n.Value
 	}
@@ -353,6 +368,16 @@ func (f *Flow) screen(name string) *Screen {
 			return &f.screens[i]
 		}
 	}
+	return nil
+}
+
+// submit loads screen name as the answer to a form POST: its snapshots are
+// PostBacked until the next load.
+func (f *Flow) submit(name string) error {
+	if err := f.goTo(name); err != nil {
+		return err
+	}
+	f.cur.posted = true
 	return nil
 }
 
@@ -428,14 +453,20 @@ func (f *Flow) Handle(a policy.AuthorizedAction) (bool, error) {
 		if a.Type() == domain.ActSelect && len(decl.Options) > 0 && !slices.Contains(decl.Options, a.Text()) {
 			return false, fmt.Errorf("sim flow: %s %q has no option %q", decl.Role, decl.Name, a.Text())
 		}
-		f.cur.values[k], f.cur.focus = a.Text(), k
+		f.cur.values[k], f.cur.focus, f.cur.shown = a.Text(), k, -1
+		return false, nil
+	case domain.ActFocus:
+		if k < 0 {
+			return false, fmt.Errorf("sim flow: cannot focus a dialog button: %w", surface.ErrUnsupported)
+		}
+		f.cur.focus, f.cur.shown = k, k
 		return false, nil
 	case domain.ActClick, domain.ActPressKey:
 		if inDialog && a.Type() == domain.ActClick {
 			f.cur.dialog = nil
 		}
 		if k >= 0 {
-			f.cur.focus = k
+			f.cur.focus, f.cur.shown = k, -1
 		}
 		key := [2]string{h.Role, h.Name}
 		if effs := f.on[key]; len(effs) > 0 {
@@ -475,6 +506,7 @@ func (f *Flow) Render() *domain.UiSnapshot {
 	}
 	t := newTree(p.url, title, prefix)
 	t.snap.HTTPStatus = s.Status
+	t.snap.PostBacked = p.posted
 	roots := map[string]int{"": t.document("", p.url, title, s.Status)}
 	tables := map[string]int{}
 	rows := map[[2]string]int{}
@@ -505,7 +537,7 @@ func (f *Flow) Render() *domain.UiSnapshot {
 		if n.Password && value != "" {
 			value = strings.Repeat("•", len([]rune(value)))
 		}
-		states := domain.NodeStates{Disabled: n.Disabled, Password: n.Password}
+		states := domain.NodeStates{Disabled: n.Disabled, Password: n.Password, Focused: k == p.shown}
 		switch n.Role {
 		case "textbox", "searchbox", "combobox", "spinbutton":
 			states.Focusable, states.Editable = true, n.Role != "combobox"

@@ -90,7 +90,9 @@ func (s *Surface) usable() error {
 // Dispatch hands an authorized action to the app. Before the app sees it,
 // the surface refuses: an invalid (zero) action or one whose secret is not
 // bound (surface.ErrUnauthorized); extract, wait_for and assert, which the
-// engine performs on snapshots (surface.ErrUnsupported); a target whose Ref
+// engine performs on snapshots (surface.ErrUnsupported); a reload while the
+// app renders a PostBacked snapshot (surface.ErrResubmit: a browser would
+// send the form again); a target whose Ref
 // is not on the current screen (surface.ErrStale); and a disabled target (a
 // plain error). Every action that reaches the app counts as a change.
 func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surface.Result, error) {
@@ -111,6 +113,9 @@ func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	switch a.Type() {
 	case domain.ActExtract, domain.ActWaitFor, domain.ActAssert:
 		return surface.Result{}, fmt.Errorf("sim: %s is performed by the engine: %w", a.Type(), surface.ErrUnsupported)
+	}
+	if a.Type() == domain.ActReload && s.app.Render().PostBacked {
+		return surface.Result{}, fmt.Errorf("sim: reload: the page came from a submitted form: %w", surface.ErrResubmit)
 	}
 	if n := a.Node(); n != nil {
 		cur, ok := findRef(s.app.Render(), n.Ref)

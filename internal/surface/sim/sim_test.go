@@ -332,6 +332,51 @@ func TestFlow(t *testing.T) {
 				t.Errorf("title %q url %q", snap.Title, snap.URL)
 			}
 		}},
+		{"a submitted screen is PostBacked and refuses a reload", func(t *testing.T, b *testBundle, f *sim.Flow, s *sim.Surface) {
+			f.On("button", "Submit", sim.Append("posted"), sim.Submit("done"))
+			b.must(t, s, nav(f.URL("form")), "", "", "")
+			if b.observe(t, s).PostBacked {
+				t.Fatal("a navigated screen is PostBacked")
+			}
+			b.must(t, s, click, "button", "Submit", "")
+			if snap := b.observe(t, s); !snap.PostBacked || f.Screen() != "done" {
+				t.Fatalf("after the submit: PostBacked %v on %s", snap.PostBacked, f.Screen())
+			}
+			_, err := b.act(t, s, domain.Action{Type: domain.ActReload}, "", "", "")
+			if !errors.Is(err, surface.ErrResubmit) {
+				t.Fatalf("reload of a submitted screen: %v, want ErrResubmit", err)
+			}
+			if got := f.Ledger(); !slices.Equal(got, []string{"posted"}) {
+				t.Errorf("ledger %q after a refused reload, want one post", got)
+			}
+			b.must(t, s, nav(f.URL("form")), "", "", "")
+			if b.observe(t, s).PostBacked {
+				t.Error("a GET after the submit is PostBacked")
+			}
+			b.must(t, s, domain.Action{Type: domain.ActReload}, "", "", "")
+		}},
+		{"a Goto after a submit (POST, 303, GET) is not PostBacked", func(t *testing.T, b *testBundle, f *sim.Flow, s *sim.Surface) {
+			f.On("button", "Submit", sim.Goto("done"))
+			b.must(t, s, nav(f.URL("form")), "", "", "")
+			b.must(t, s, click, "button", "Submit", "")
+			if b.observe(t, s).PostBacked {
+				t.Error("a Goto screen is PostBacked")
+			}
+		}},
+		{"focus moves the key target and shows it", func(t *testing.T, b *testBundle, f *sim.Flow, s *sim.Surface) {
+			b.must(t, s, nav(f.URL("form")), "", "", "")
+			b.must(t, s, domain.Action{Type: domain.ActFocus}, "button", "Submit", "")
+			if n, _ := surfacetest.Find(b.observe(t, s), "button", "Submit", ""); !n.States.Focused {
+				t.Fatalf("Submit is not Focused after focus: %+v", n.States)
+			}
+			if got := f.Count("button", "Submit"); got != 1 {
+				t.Errorf("Submit handled %d actions, want the focus only", got)
+			}
+			b.must(t, s, typ("5"), "textbox", "Amount", "5")
+			if n, _ := surfacetest.Find(b.observe(t, s), "button", "Submit", ""); n.States.Focused {
+				t.Error("Submit still Focused after typing elsewhere")
+			}
+		}},
 		{"click runs handlers in order and counts them", func(t *testing.T, b *testBundle, f *sim.Flow, s *sim.Surface) {
 			f.On("button", "Submit",
 				func(ev *sim.Event) error { ev.Append("amount=" + ev.Value("textbox", "Amount")); return nil },

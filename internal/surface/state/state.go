@@ -50,10 +50,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,9 +84,10 @@ const (
 // Surface is a session on an application's automation contract. It is safe
 // for concurrent use (the port asks for one goroutine at a time).
 type Surface struct {
-	base   string // without a trailing slash
-	client *http.Client
-	own    bool // client was made by New
+	base    string       // without a trailing slash
+	client  *http.Client // follows no redirect
+	own     bool         // the caller gave no client
+	origins []string     // allowed origins, as origin returns them
 
 	life   context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -102,10 +105,13 @@ type Surface struct {
 var _ surface.Surface = (*Surface)(nil)
 
 // New returns a surface on the application at baseURL (http or https, with
-// a host, no query or fragment). client is used for every request; nil
-// uses a client of its own without a timeout (every call is bounded by its
-// ctx). New does no I/O.
-func New(baseURL string, client *http.Client) (*Surface, error) {
+// a host, no query or fragment). A copy of client that follows no redirect
+// is used for every request; nil uses a client of its own without a
+// timeout (every call is bounded by its ctx). Every request goes to an
+// allowed origin only (WithAllowedOrigins; by default the base URL's), a
+// 3xx answer or an answer from another origin is an error wrapping
+// ErrOrigin, and nothing is ever re-sent elsewhere. New does no I/O.
+func New(baseURL string, client *http.Client, opts ...Option) (*Surface, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		return nil, fmt.Errorf("state: base URL: %w", err)
@@ -119,8 +125,18 @@ func New(baseURL string, client *http.Client) (*Surface, error) {
 		obs:      map[uint64]uint64{},
 		progress: perception.StableProgressKey(nil),
 	}
-	if s.client == nil {
-		s.client, s.own = &http.Client{}, true
+	s.own = client == nil
+	s.client = noRedirects(client)
+	for _, o := range opts {
+		if err := o(s); err != nil {
+			return nil, err
+		}
+	}
+	base := origin(u)
+	if len(s.origins) == 0 {
+		s.origins = []string{base}
+	} else if !slices.Contains(s.origins, base) {
+		return nil, fmt.Errorf("state: base URL %q: origin %s is not among the allowed origins %v", baseURL, base, s.origins)
 	}
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s, nil
@@ -135,7 +151,7 @@ func (s *Surface) StartSession(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("state: session: %w", err)
 	}
-	resp, err := s.client.Do(req)
+	resp, err := s.do(req)
 	if err != nil {
 		return fmt.Errorf("state: session: %w", err)
 	}
@@ -215,8 +231,11 @@ func (s *Surface) getState(ctx context.Context, query string) (*State, error) {
 		return nil, fmt.Errorf("state: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
-	resp, err := s.client.Do(req)
+	resp, err := s.do(req)
 	if err != nil {
+		if errors.Is(err, ErrOrigin) {
+			return nil, fmt.Errorf("state: get state: %w", err)
+		}
 		return nil, s.transportError(ctx, "get state", err)
 	}
 	defer resp.Body.Close()
@@ -280,8 +299,9 @@ func (s *Surface) transportError(ctx context.Context, op string, err error) erro
 // Dispatch performs one authorized action through POST /_automation/act.
 // It refuses, before any request: an invalid (zero) action or one whose
 // secret is not bound (surface.ErrUnauthorized); extract, wait_for and
-// assert, which the engine performs on snapshots, and raw_input, which
-// needs pixels (surface.ErrUnsupported). The application's answer maps to:
+// assert, which the engine performs on snapshots, raw_input, which needs
+// pixels, and focus, which the contract has no action for
+// (surface.ErrUnsupported). The application's answer maps to:
 // 404 surface.ErrStale (the control is not on the current screen); 501
 // surface.ErrUnsupported; 502, 503 and 504 success with Navigated set (the
 // action was performed and the screen shows the backend's failure, which
@@ -327,8 +347,11 @@ func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
-	resp, err := s.client.Do(hreq)
+	resp, err := s.do(hreq)
 	if err != nil {
+		if errors.Is(err, ErrOrigin) {
+			return surface.Result{}, fmt.Errorf("state: %s: %w", describe(a), err)
+		}
 		return surface.Result{}, s.transportError(ctx, "act", err)
 	}
 	defer resp.Body.Close()

@@ -458,3 +458,19 @@ func TestStartSessionWithoutEndpoint(t *testing.T) {
 		t.Errorf("StartSession on an app without the endpoint = %v, want ErrUnsupported", err)
 	}
 }
+
+func TestFocusIsUnsupported(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	if _, err := b.act(t, domain.Action{Type: domain.ActNavigate, URL: b.srv.PageURL(surfacetest.PageMain)}, nil, ""); err != nil {
+		t.Fatal(err)
+	}
+	snap := b.observe(t)
+	name := b.resolve(t, snap, "textbox", "Name")
+	if _, err := b.act(t, domain.Action{Type: domain.ActFocus}, name, ""); !errors.Is(err, surface.ErrUnsupported) {
+		t.Fatalf("focus: %v, want ErrUnsupported", err)
+	}
+	if after := b.observe(t); after.Fingerprint != snap.Fingerprint || len(after.Nodes) != len(snap.Nodes) {
+		t.Error("a refused focus changed the screen")
+	}
+}

@@ -36,6 +36,13 @@
 // Page "second" (title "Second"): a heading "Second" and a link "Back" to
 // "main".
 //
+// Page "form" (title "Form"), optional: a heading "Form" and a button
+// "Send" that submits a form by POST; the answer renders page "sent"
+// directly (200, no redirect), so that document is POST-backed. Page
+// "sent" (title "Sent"): a heading "Sent" and a link "Home" to "main". An
+// adapter that cannot produce a POST-backed document returns "" from
+// [Harness.URL] for PageForm, and the suite skips the checks that need one.
+//
 // Page "frames" (title "Frames"): a heading "Frames" and two child frames,
 // the first named "nav", the second "content" (Frame paths "nav" and
 // "content"). Each frame holds a button "Open" and an empty status element;
@@ -68,6 +75,17 @@
 //     deadline on a quiet page;
 //   - a node of a replaced page is refused with surface.ErrStale;
 //   - extract (engine-side) is refused with surface.ErrUnsupported;
+//   - focus moves keyboard focus to "Name" without clicking it (the
+//     snapshot shows it Focused and a key press with no target goes
+//     there); an adapter without focus returns surface.ErrUnsupported and
+//     the check is skipped;
+//   - the snapshot of "sent" reached by submitting "form" is PostBacked; a
+//     reload there is refused with surface.ErrResubmit and changes nothing;
+//     a GET navigation afterwards is not PostBacked; no page loaded by GET
+//     is PostBacked;
+//   - "has the screen changed since snapshot N": WaitChange(N) answers at
+//     once after an action that changed the screen, also when a later
+//     snapshot was taken in between;
 //   - Screenshot returns a PNG or surface.ErrNoFrame;
 //   - Close is idempotent, and a closed surface refuses Observe.
 package surfacetest
@@ -97,6 +115,9 @@ const (
 	PageMain   = "main"
 	PageSecond = "second"
 	PageFrames = "frames"
+	// PageForm submits a form by POST and shows PageSent (optional).
+	PageForm = "form"
+	PageSent = "sent"
 )
 
 // Harness is one adapter's presentation of the fixture app.
@@ -114,13 +135,25 @@ type Harness struct {
 var pages embed.FS
 
 // Handler serves the fixture app as HTML: /main.html, /second.html,
-// /frames.html and the frames' /frame.html.
+// /frames.html, the frames' /frame.html, /form.html and /sent.html, which
+// is also the answer to the form's POST. Any other POST is refused (405).
 func Handler() http.Handler {
 	sub, err := fs.Sub(pages, "testdata")
 	if err != nil {
 		panic(err)
 	}
-	return http.FileServerFS(sub)
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/sent.html":
+			w.Header().Set("Cache-Control", "no-store")
+			http.ServeFileFS(w, r, sub, "sent.html")
+		case r.Method == http.MethodGet || r.Method == http.MethodHead:
+			files.ServeHTTP(w, r)
+		default:
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		}
+	})
 }
 
 // Serve starts an HTTP server of the fixture app on 127.0.0.1 for the
@@ -165,6 +198,9 @@ func Exercise(t *testing.T, open func(t *testing.T) Harness) {
 		{"StaleRef", testStale},
 		{"Unsupported", testUnsupported},
 		{"FrameScoped", testFrames},
+		{"Focus", testFocus},
+		{"ReloadOfPostRefused", testResubmit},
+		{"ChangedSinceSnapshot", testChangedSince},
 		{"Screenshot", testScreenshot},
 		{"CloseIdempotent", testClose},
 	}
@@ -264,7 +300,7 @@ func (b *bundle) waitFor(t *testing.T, what string, pred func(*domain.UiSnapshot
 func (b *bundle) load(t *testing.T, page string) *domain.UiSnapshot {
 	t.Helper()
 	b.must(t, domain.Action{Type: domain.ActNavigate, URL: b.h.URL(page)}, nil, "")
-	heading := map[string]string{PageMain: "Conformance", PageSecond: "Second", PageFrames: "Frames"}[page]
+	heading := map[string]string{PageMain: "Conformance", PageSecond: "Second", PageFrames: "Frames", PageForm: "Form", PageSent: "Sent"}[page]
 	return b.waitFor(t, "heading "+heading, func(s *domain.UiSnapshot) bool {
 		if _, ok := Find(s, "heading", heading, ""); !ok {
 			return false
@@ -721,5 +757,81 @@ func testClose(t *testing.T, b *bundle) {
 	}
 	if _, err := b.s.Observe(b.ctx); err == nil {
 		t.Fatal("Observe after Close succeeded")
+	}
+}
+
+func testFocus(t *testing.T, b *bundle) {
+	snap := b.load(t, PageMain)
+	name := node(t, snap, "textbox", "Name", "")
+	if name.States.Focused {
+		t.Fatal("Name is focused before focus")
+	}
+	_, err := b.act(t, domain.Action{Type: domain.ActFocus}, &name, "")
+	if errors.Is(err, surface.ErrUnsupported) {
+		t.Skipf("the adapter has no focus: %v", err)
+	}
+	if err != nil {
+		t.Fatalf("focus Name: %v", err)
+	}
+	b.waitFor(t, "Name focused", func(s *domain.UiSnapshot) bool {
+		n, ok := Find(s, "textbox", "Name", "")
+		return ok && n.States.Focused
+	})
+	if HasText(b.observe(t), "Hello", "") {
+		t.Fatal("focus acted like a click or a key press")
+	}
+	b.must(t, domain.Action{Type: domain.ActPressKey, Key: "Enter"}, nil, "")
+	b.waitFor(t, "Hello, (Red)", func(s *domain.UiSnapshot) bool { return HasText(s, "Hello, (Red)", "") })
+}
+
+func testResubmit(t *testing.T, b *bundle) {
+	if b.h.URL(PageForm) == "" {
+		t.Skip("the adapter cannot produce a POST-backed document")
+	}
+	snap := b.load(t, PageMain)
+	if snap.PostBacked {
+		t.Fatal("a page loaded by GET is PostBacked")
+	}
+	snap = b.load(t, PageForm)
+	if snap.PostBacked {
+		t.Fatal("the form page, loaded by GET, is PostBacked")
+	}
+	send := node(t, snap, "button", "Send", "")
+	b.must(t, domain.Action{Type: domain.ActClick}, &send, "")
+	snap = b.waitFor(t, "heading Sent", func(s *domain.UiSnapshot) bool {
+		_, ok := Find(s, "heading", "Sent", "")
+		return ok
+	})
+	if !snap.PostBacked {
+		t.Fatal("the page a form POST rendered is not PostBacked")
+	}
+	_, err := b.act(t, domain.Action{Type: domain.ActReload}, nil, "")
+	if !errors.Is(err, surface.ErrResubmit) {
+		t.Fatalf("reload of a POST-backed page: err = %v, want ErrResubmit", err)
+	}
+	if surface.FailureCode(err) == domain.CodeSurfaceError {
+		t.Errorf("a refused resubmit maps to %s", domain.CodeSurfaceError)
+	}
+	snap = b.observe(t)
+	if _, ok := Find(snap, "heading", "Sent", ""); !ok || !snap.PostBacked {
+		t.Fatalf("the refused reload changed the page:\n%s", Dump(snap))
+	}
+	snap = b.load(t, PageMain)
+	if snap.PostBacked {
+		t.Error("a page reached by GET after a POST is PostBacked")
+	}
+}
+
+func testChangedSince(t *testing.T, b *bundle) {
+	snap := b.load(t, PageMain)
+	n := snap.Seq
+	greet := node(t, snap, "button", "Greet", "")
+	b.must(t, domain.Action{Type: domain.ActClick}, &greet, "")
+	b.waitFor(t, "the greeting", func(s *domain.UiSnapshot) bool { return HasText(s, "Hello, (Red)", "") })
+	// Snapshots taken since do not hide that the screen changed after N.
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	if err := b.s.WaitChange(ctx, n); err != nil {
+		t.Fatalf("WaitChange(%d) after a change and later snapshots: %v", n, err)
 	}
 }

@@ -17,6 +17,8 @@ func TestServeFixture(t *testing.T) {
 		{surfacetest.PageMain, "<title>Conformance</title>"},
 		{surfacetest.PageSecond, "<h1>Second</h1>"},
 		{surfacetest.PageFrames, `<iframe name="nav"`},
+		{surfacetest.PageForm, `<form method="post" action="sent.html">`},
+		{surfacetest.PageSent, "<h1>Sent</h1>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.page, func(t *testing.T) {
@@ -51,5 +53,33 @@ func TestFindMatchesRawAndCanonicalRoles(t *testing.T) {
 	}
 	if !surfacetest.HasText(snap, "Hello, Ada", "") {
 		t.Error("HasText does not clean whitespace")
+	}
+}
+
+func TestServeFixtureAnswersTheFormPostOnly(t *testing.T) {
+	t.Parallel()
+	pageURL := surfacetest.Serve(t)
+	tests := []struct {
+		page   string
+		status int
+	}{
+		{surfacetest.PageSent, http.StatusOK},
+		{surfacetest.PageMain, http.StatusMethodNotAllowed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.page, func(t *testing.T) {
+			resp, err := http.Post(pageURL(tc.page), "application/x-www-form-urlencoded", strings.NewReader("amount=5"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("POST %s: %d, want %d", tc.page, resp.StatusCode, tc.status)
+			}
+			if tc.status == http.StatusOK && !strings.Contains(string(body), "<h1>Sent</h1>") {
+				t.Fatalf("POST %s: body lacks the Sent page", tc.page)
+			}
+		})
 	}
 }
