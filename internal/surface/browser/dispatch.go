@@ -151,7 +151,7 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 		act = func(ctx context.Context) error { return s.navigate(ctx, a.URL()) }
 	case domain.ActReload:
 		s.mu.Lock()
-		post := s.postBacked
+		post := s.postBacked()
 		s.mu.Unlock()
 		if post {
 			return surface.Result{URL: s.url()}, fmt.Errorf("dispatch reload: the page came from a submitted form: %w", surface.ErrResubmit)

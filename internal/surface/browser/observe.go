@@ -104,7 +104,7 @@ func (s *Session) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 		snap = &domain.UiSnapshot{URL: s.topURL}
 	}
 	out := cloneSnapshot(snap)
-	out.PostBacked = s.postBacked
+	out.PostBacked = s.postBacked()
 	if s.dialog != nil {
 		addDialog(out, s.dialog)
 	}

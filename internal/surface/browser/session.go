@@ -128,9 +128,12 @@ type Session struct {
 	topURL   string
 	// docMethod is the method of the last request of each top-frame
 	// document load in flight (a redirect's GET replaces the POST);
-	// postBacked says whether the committed top document's was POST.
+	// postFrames holds the frames (the top one included) whose committed
+	// document came from a POST: a reload of the top document makes
+	// Chromium send each such frame's form again, so any one of them makes
+	// the page POST-backed.
 	docMethod  map[cdp.LoaderID]string
-	postBacked bool
+	postFrames map[cdp.FrameID]bool
 	dialog     *dialogState
 	noDialog   context.Context // canceled while a dialog is open
 	dlgOpen    context.CancelFunc
@@ -161,7 +164,8 @@ func newSession(ctx context.Context, b *Browser) (*Session, error) {
 		cache:    make(map[cdp.FrameID]*axCache),
 		topURL:   "about:blank",
 
-		docMethod: make(map[cdp.LoaderID]string),
+		docMethod:  make(map[cdp.LoaderID]string),
+		postFrames: make(map[cdp.FrameID]bool),
 	}
 	s.alive, s.killFn = context.WithCancelCause(context.Background())
 	s.noDialog = context.Background()
@@ -255,11 +259,17 @@ func (s *Session) listener(ts *tsession) func(ev any) {
 func (s *Session) handle(ts *tsession, ev any) {
 	switch e := ev.(type) {
 	case *page.EventFrameNavigated:
+		post := s.docMethod[e.Frame.LoaderID] == "POST"
+		delete(s.docMethod, e.Frame.LoaderID)
 		if e.Frame.ParentID == "" && !ts.oopif {
 			s.topFrame = e.Frame.ID
 			s.topURL = e.Frame.URL + e.Frame.URLFragment
-			s.postBacked = s.docMethod[e.Frame.LoaderID] == "POST"
-			clear(s.docMethod)
+			clear(s.postFrames)
+		}
+		if post {
+			s.postFrames[e.Frame.ID] = true
+		} else {
+			delete(s.postFrames, e.Frame.ID)
 		}
 		s.frameGen[e.Frame.ID]++
 		s.changed()
@@ -274,6 +284,7 @@ func (s *Session) handle(ts *tsession, ev any) {
 		s.frameGen[e.ParentFrameID]++
 		s.changed()
 	case *page.EventFrameDetached:
+		delete(s.postFrames, e.FrameID)
 		s.settled[e.FrameID] = s.evSeq + 1
 		s.changed()
 	case *page.EventFrameRequestedNavigation:
@@ -346,11 +357,10 @@ func (s *Session) handle(ts *tsession, ev any) {
 		}
 		s.changed()
 	case *network.EventRequestWillBeSent:
-		// A document request of the page's main frame: its loader becomes
+		// A document request of any frame of the page: its loader becomes
 		// the new document's. A redirect is sent again under the same
 		// loader with the redirect's method, so POST→303→GET ends as GET.
-		if e.Type == network.ResourceTypeDocument && !ts.oopif && e.Request != nil && e.LoaderID != "" &&
-			(e.FrameID == s.topFrame || s.topFrame == "") {
+		if e.Type == network.ResourceTypeDocument && e.Request != nil && e.LoaderID != "" {
 			if len(s.docMethod) >= 64 {
 				clear(s.docMethod)
 			}
@@ -610,3 +620,7 @@ func (s *Session) Close() error {
 	})
 	return s.closeErr
 }
+
+// postBacked reports whether any frame's document came from a POST. s.mu
+// is held.
+func (s *Session) postBacked() bool { return len(s.postFrames) > 0 }
