@@ -282,9 +282,13 @@ func visibleText(s *domain.UiSnapshot, frame string, fold bool) []byte {
 // textUnits calls fn with each unit of visible text, in document order,
 // until fn returns false.
 func textUnits(s *domain.UiSnapshot, frame string, fn func(string) bool) {
+	var aliases []string
+	if frame != "" {
+		aliases = frameAliases(nil, s, frame)
+	}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if n.States.Hidden || (frame != "" && !frameIs(n.Frame, frame)) {
+		if n.States.Hidden || (frame != "" && !inFrame(n.Frame, frame, aliases)) {
 			continue
 		}
 		var u string

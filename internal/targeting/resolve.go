@@ -25,6 +25,10 @@ type Resolution struct {
 	// Drifted is true when the deciding rung is weaker than the descriptor's
 	// RecordedStrategy.
 	Drifted bool
+	// Label is the anchor text when the node was found as an inline label
+	// (its own text is the label followed by the value, "Name: Jane Roe");
+	// ExtractText drops it. "" otherwise.
+	Label string
 }
 
 // Resolve finds the node d identifies in s, which must be normalised
@@ -82,8 +86,9 @@ type resolver struct {
 	fnameB      []byte // fname, for bytes.Contains
 	re          *regexp.Regexp
 	scopeFrame  string
-	scopeRegion string // folded; "" when unscoped
-	anchorText  string // folded
+	frameAlt    []string // frame paths scopeFrame names by title
+	scopeRegion string   // folded; "" when unscoped
+	anchorText  string   // folded
 	css         string
 	ordinal     int
 
@@ -93,13 +98,16 @@ type resolver struct {
 	saved   []int32
 	matches []int32
 	inner   []bool
-	stack   []int32
-	anc     []int32
-	buf     []byte
-	tried   [5]domain.Strategy
-	ntried  int
-	scopeRC regionCache
-	anchRC  regionCache
+	prose   []bool
+	// inlineHit is set when the anchor rung decided on inline labels.
+	inlineHit bool
+	stack     []int32
+	anc       []int32
+	buf       []byte
+	tried     [5]domain.Strategy
+	ntried    int
+	scopeRC   regionCache
+	anchRC    regionCache
 
 	// Lazily folded names (contains matching): gen[i] == cur marks node i's
 	// folded name as arena[off[2i]:off[2i+1]].
@@ -185,8 +193,12 @@ func (r *resolver) init(s *domain.UiSnapshot, d *domain.TargetDescriptor) error 
 		}
 	}
 	r.scopeFrame, r.scopeRegion = "", ""
+	r.frameAlt = r.frameAlt[:0]
 	if d.Scope != nil {
 		r.scopeFrame = d.Scope.Frame
+		if r.scopeFrame != "" {
+			r.frameAlt = frameAliases(r.frameAlt, s, r.scopeFrame)
+		}
 		if d.Scope.Region != "" {
 			r.scopeRegion = perception.Fold(d.Scope.Region)
 			if r.scopeRegion == "" {
@@ -256,7 +268,7 @@ func (r *resolver) base(i int) bool {
 	if n.States.Hidden {
 		return false
 	}
-	if r.scopeFrame != "" && !frameIs(n.Frame, r.scopeFrame) {
+	if r.scopeFrame != "" && !inFrame(n.Frame, r.scopeFrame, r.frameAlt) {
 		return false
 	}
 	if r.scopeRegion != "" && !r.scopeRC.is(n.Region, r.scopeRegion) {
@@ -420,6 +432,9 @@ func (r *resolver) result(st domain.Strategy) (Resolution, error) {
 		return res, domain.Errorf(domain.CodeTargetNotFound, "no node matches %s (tried %s)", Describe(*d), r.triedList())
 	}
 	res.Drifted = d.RecordedStrategy != "" && st.Strength() > d.RecordedStrategy.Strength()
+	if st == domain.StrategyStructuralAnchor && r.inlineHit {
+		res.Label = d.Anchor.Text
+	}
 	switch {
 	case r.ordinal > 0:
 		if r.ordinal > len(r.cands) {
