@@ -1,6 +1,7 @@
 package targeting
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -151,5 +152,30 @@ func TestScopeFrameByTitle(t *testing.T) {
 	raw.Frames[1].Title = ""
 	if got := frameAliases(nil, raw, "Statement viewer"); len(got) != 1 || got[0] != "frame1" {
 		t.Errorf("iframe node name alias = %v", got)
+	}
+}
+
+// TestUnboundTemplatesFailClosed: a descriptor or predicate that still
+// holds an input template was never bound; it is refused, never matched
+// literally.
+func TestUnboundTemplatesFailClosed(t *testing.T) {
+	t.Parallel()
+	s := desk(t)
+	for _, d := range []domain.TargetDescriptor{
+		{Role: "button", Name: &domain.NameMatch{Input: "label", Match: domain.MatchExact}},
+		{Role: "button", Name: exact("Member {input.member_id}")},
+		{Role: "cell", Anchor: anchor(domain.RelRowOf, "{input.account}")},
+	} {
+		if _, err := Resolve(s, d); domain.ErrorCode(err) != domain.CodeCapabilityInvalid || !strings.Contains(err.Error(), "BindTemplates") {
+			t.Errorf("Resolve(%s) = %v, want CAPABILITY_INVALID naming BindTemplates", Describe(d), err)
+		}
+	}
+	for _, p := range []domain.Predicate{
+		{NodeHasValue: &domain.ValueCheck{Target: domain.TargetDescriptor{Role: "textbox", Name: exact("Member ID")}, Input: "member_id"}},
+		{TextPresent: &domain.TextQuery{Text: "Member {input.member_id}", Match: domain.MatchContains}},
+	} {
+		if _, err := Eval(s, &p); domain.ErrorCode(err) != domain.CodeCapabilityInvalid {
+			t.Errorf("Eval(%+v) = %v, want CAPABILITY_INVALID", p, err)
+		}
 	}
 }

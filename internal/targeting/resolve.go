@@ -31,6 +31,10 @@ type Resolution struct {
 	Label string
 }
 
+// unboundMark starts an input placeholder that capability.BindTemplates
+// replaces before targeting sees a descriptor; one left over fails closed.
+const unboundMark = "{input."
+
 // Resolve finds the node d identifies in s, which must be normalised
 // (perception.Normalize): names cleaned, nodes in document order.
 //
@@ -39,7 +43,7 @@ type Resolution struct {
 // deciding rung yields several candidates and d has no ordinal (the message
 // lists their paths), and CAPABILITY_INVALID when d itself is malformed (an
 // unknown match mode or anchor relation, an empty name or anchor text, a bad
-// regular expression, an ordinal below 1). The messages name the descriptor
+// regular expression, an ordinal below 1, an unbound input template). The messages name the descriptor
 // ([Describe]) and the rungs. Resolve is safe for concurrent use.
 func Resolve(s *domain.UiSnapshot, d domain.TargetDescriptor) (Resolution, error) {
 	r := getResolver()
@@ -162,6 +166,12 @@ func (r *resolver) init(s *domain.UiSnapshot, d *domain.TargetDescriptor) error 
 	r.ntried = 0
 	r.role = perception.CanonicalRole(d.Role)
 	r.hasName, r.name, r.fname, r.re, r.mode = false, "", "", nil, ""
+	if d.Name != nil && d.Name.Input != "" {
+		return invalid(d, "its name takes input %s, unbound: bind the capability's templates first (capability.BindTemplates)", d.Name.Input)
+	}
+	if d.Name != nil && strings.Contains(d.Name.Value, unboundMark) || d.Anchor != nil && strings.Contains(d.Anchor.Text, unboundMark) {
+		return invalid(d, "an {input.NAME} placeholder is unbound: bind the capability's templates first (capability.BindTemplates)")
+	}
 	if d.Name != nil {
 		r.hasName = true
 		r.mode = d.Name.Match
