@@ -31,9 +31,22 @@ func (e *TemplateError) Error() string {
 func HasTemplates(c *domain.Capability) bool {
 	found := false
 	visitTemplates(c, func(_ string, f templateField) {
-		if f.input != nil && *f.input != "" || f.text != nil && templateRE.MatchString(*f.text) {
-			found = true
-		}
+		found = found || len(templateInputs(f)) > 0
+	})
+	return found
+}
+
+// ChecksIdentity reports whether any predicate of c (a step's pre- or
+// postcondition or wait, the checkpoint, an outcome, a recovery rule, a
+// prerequisite's condition) depends on an input: the capability proves that
+// the screen shows the record asked for. A warm session may start a run on a
+// screen that already shows a result only for such a capability.
+func ChecksIdentity(c *domain.Capability) bool {
+	found := false
+	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
+		predicateFields(ptr, p, func(_ string, f templateField) {
+			found = found || len(templateInputs(f)) > 0
+		})
 	})
 	return found
 }
@@ -113,38 +126,56 @@ type templateField struct {
 // visitTemplates calls fn for every template field of c with its JSON
 // pointer (of the text, or of $input when that form is used).
 func visitTemplates(c *domain.Capability, fn func(ptr string, f templateField)) {
-	forEachTarget(c, func(ptr string, t *domain.TargetDescriptor) {
-		if n := t.Name; n != nil {
-			re := n.Match == domain.MatchRegex
-			p := ptr + pointer("name", "value")
-			if n.Input != "" {
-				p = ptr + pointer("name", "$input")
-			}
-			fn(p, templateField{text: &n.Value, input: &n.Input, regex: &re})
+	for i := range c.Steps {
+		if t := c.Steps[i].Target; t != nil {
+			targetFields(pointer("steps", i, "target"), t, fn)
 		}
-		if a := t.Anchor; a != nil {
-			fn(ptr+pointer("anchor", "text"), templateField{text: &a.Text})
+	}
+	forEachPredicate(c, func(ptr string, p *domain.Predicate) { predicateFields(ptr, p, fn) })
+}
+
+// targetFields visits a target's name and anchor text.
+func targetFields(ptr string, t *domain.TargetDescriptor, fn func(ptr string, f templateField)) {
+	if n := t.Name; n != nil {
+		re := n.Match == domain.MatchRegex
+		p := ptr + pointer("name", "value")
+		if n.Input != "" {
+			p = ptr + pointer("name", "$input")
 		}
-	})
-	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
-		if v := p.NodeHasValue; v != nil {
-			re := v.Match == domain.MatchRegex
-			q := ptr + pointer("node_has_value", "value")
-			if v.Input != "" {
-				q += pointer("$input")
-			}
-			fn(q, templateField{text: &v.Value, input: &v.Input, regex: &re})
+		fn(p, templateField{text: &n.Value, input: &n.Input, regex: &re})
+	}
+	if a := t.Anchor; a != nil {
+		fn(ptr+pointer("anchor", "text"), templateField{text: &a.Text})
+	}
+}
+
+// predicateFields visits the template fields of one predicate (not of the
+// predicates nested in it).
+func predicateFields(ptr string, p *domain.Predicate, fn func(ptr string, f templateField)) {
+	if p.NodeExists != nil {
+		targetFields(ptr+pointer("node_exists"), p.NodeExists, fn)
+	}
+	if p.NodeAbsent != nil {
+		targetFields(ptr+pointer("node_absent"), p.NodeAbsent, fn)
+	}
+	if v := p.NodeHasValue; v != nil {
+		targetFields(ptr+pointer("node_has_value", "target"), &v.Target, fn)
+		re := v.Match == domain.MatchRegex
+		q := ptr + pointer("node_has_value", "value")
+		if v.Input != "" {
+			q += pointer("$input")
 		}
-		for _, tq := range []struct {
-			field string
-			q     *domain.TextQuery
-		}{{"text_present", p.TextPresent}, {"text_absent", p.TextAbsent}} {
-			if tq.q != nil {
-				re := tq.q.Match == domain.MatchRegex
-				fn(ptr+pointer(tq.field, "text"), templateField{text: &tq.q.Text, regex: &re})
-			}
+		fn(q, templateField{text: &v.Value, input: &v.Input, regex: &re})
+	}
+	for _, tq := range []struct {
+		field string
+		q     *domain.TextQuery
+	}{{"text_present", p.TextPresent}, {"text_absent", p.TextAbsent}} {
+		if tq.q != nil {
+			re := tq.q.Match == domain.MatchRegex
+			fn(ptr+pointer(tq.field, "text"), templateField{text: &tq.q.Text, regex: &re})
 		}
-	})
+	}
 }
 
 // templateInputs returns the inputs a template field names.

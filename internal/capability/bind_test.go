@@ -92,8 +92,16 @@ func TestBindTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := l.Capability
-	if !HasTemplates(c) {
-		t.Fatal("HasTemplates = false")
+	if !HasTemplates(c) || !ChecksIdentity(c) {
+		t.Fatal("HasTemplates or ChecksIdentity = false")
+	}
+	if base, err := Load("testdata/base.yaml"); err != nil || HasTemplates(base.Capability) || ChecksIdentity(base.Capability) {
+		t.Fatalf("base.yaml has templates? %v", err)
+	}
+	// A template in a step target only is no identity check.
+	only := &domain.Capability{Steps: []domain.Step{{ID: "a", Action: domain.ActClick, Target: &domain.TargetDescriptor{Role: "button", Name: &domain.NameMatch{Input: "label"}}}}}
+	if !HasTemplates(only) || ChecksIdentity(only) {
+		t.Error("a templated step target counts as an identity check")
 	}
 	before, _ := Canonical(c)
 	inputs := map[string]any{"member_id": "12345", "label": "Open (new)", "pattern_part": "a.b"}

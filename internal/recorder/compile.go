@@ -155,6 +155,14 @@ func (k *compiler) note(format string, args ...any) {
 	k.notes = append(k.notes, fmt.Sprintf(format, args...))
 }
 
+// noteIdentity notes that what checks the screen against the given inputs.
+func (k *compiler) noteIdentity(what string, inputs []string) {
+	if len(inputs) == 0 {
+		return
+	}
+	k.note("%s checks that the screen shows the value of input %s (an identity check: {input.NAME} is bound to each run's value)", what, strings.Join(inputs, ", "))
+}
+
 func (k *compiler) compile() error {
 	t := k.t
 	if err := k.baseURL(); err != nil {
@@ -224,16 +232,16 @@ func (k *compiler) compile() error {
 
 	k.prerequisites()
 	k.recovery()
-	switch {
-	case t.Checkpoint == nil:
+	if t.Checkpoint == nil {
 		k.note("the trace confirms no checkpoint: a run succeeds once its steps are done; add one that proves the goal")
-	case k.mentionsInput(t.Checkpoint) != "":
-		k.note("the checkpoint the run confirmed mentions %s, which differs on every run; it was left out: add one that proves the goal", k.mentionsInput(t.Checkpoint))
-	default:
+	} else if when, used, what := k.identity(t.Checkpoint); what != "" {
+		k.note("the checkpoint the run confirmed mentions %s, which differs on every run; it was left out: add one that proves the goal", what)
+	} else {
 		c.Checkpoint = &domain.Checkpoint{
 			Description: "The state the discovery run reached and its audit confirmed.",
-			When:        clone(*t.Checkpoint),
+			When:        *when,
 		}
+		k.noteIdentity("the checkpoint", used)
 	}
 	if t.Outcome != nil {
 		o := clone(*t.Outcome)
@@ -241,11 +249,13 @@ func (k *compiler) compile() error {
 			k.note("outcome %q is named %s (codes are snake_case)", o.Code, code)
 			o.Code = code
 		}
-		if what := k.mentionsInput(&o.When); what != "" {
+		if when, used, what := k.identity(&o.When); what != "" {
 			k.note("outcome %s was left out: its condition mentions %s, which differs on every run", o.Code, what)
 		} else {
+			o.When = *when
 			c.Outcomes = append(c.Outcomes, o)
 			k.note("outcome %s was declared by the discovery run: check that its condition shows only that outcome", o.Code)
+			k.noteIdentity("outcome "+o.Code+": its condition", used)
 		}
 	}
 	k.finish()

@@ -572,27 +572,77 @@ func TestNavigation(t *testing.T) {
 	})
 }
 
-func TestPostconditionNamingAnInputIsLeftOut(t *testing.T) {
+func TestPostconditionNamingAnInputChecksIdentity(t *testing.T) {
 	t.Parallel()
 	typed := typeStep("Member number", "12345")
 	typed.Postcondition = &domain.Predicate{NodeHasValue: &domain.ValueCheck{Target: *target("textbox", "Member number", "content"), Value: "12345"}}
 	search := clickStep("button", "Search")
-	search.Postcondition = &domain.Predicate{TextPresent: &domain.TextQuery{Text: "Member 12345"}}
-	tr := traceOf("Look up member 12345", typed, search)
+	search.Postcondition = &domain.Predicate{NodeExists: &domain.TargetDescriptor{Role: "heading", Name: &domain.NameMatch{Value: "Member 12345", Match: domain.MatchContains}}}
+	open := clickStep("link", "Statements")
+	open.Postcondition = &domain.Predicate{NodeHasValue: &domain.ValueCheck{Target: *target("textbox", "Member", ""), Value: "12345"}}
+	tr := traceOf("Look up member 12345", typed, search, open)
 	tr.Checkpoint = &domain.Predicate{AllOf: []domain.Predicate{{NodeExists: target("heading", "Member Details", "")}, {TextPresent: &domain.TextQuery{Text: "12345"}}}}
-	tr.Outcome = &domain.Outcome{Code: "member_not_found", When: domain.Predicate{TextPresent: &domain.TextQuery{Text: "Member not found"}}}
-	res, _ := mustCompile(t, tr, testOptions())
+	tr.Outcome = &domain.Outcome{Code: "member_not_found", When: domain.Predicate{TextPresent: &domain.TextQuery{Text: "Member 12345 not found"}}}
+	res, data := mustCompile(t, tr, testOptions())
 	c := res.Capability
-	if c.Steps[0].Postcondition != nil || c.Steps[1].Postcondition != nil || c.Steps[1].Wait != nil {
-		t.Errorf("postconditions kept: %+v", c.Steps)
+	if c.Steps[0].Postcondition != nil {
+		t.Errorf("the type step checks its own read-back: %+v", c.Steps[0].Postcondition)
 	}
-	if c.Checkpoint != nil {
-		t.Errorf("checkpoint kept: %+v", c.Checkpoint)
+	if p := c.Steps[1].Postcondition; p == nil || p.NodeExists == nil || p.NodeExists.Name.Value != "Member {input.member_number}" || p.NodeExists.Name.Match != domain.MatchContains || c.Steps[1].Wait == nil {
+		t.Errorf("search postcondition = %+v", p)
 	}
-	if len(c.Outcomes) != 1 || c.Outcomes[0].Code != "member_not_found" {
+	if p := c.Steps[2].Postcondition; p == nil || p.NodeHasValue == nil || p.NodeHasValue.Input != "member_number" || p.NodeHasValue.Value != "" {
+		t.Errorf("node_has_value postcondition = %+v", p)
+	}
+	if c.Checkpoint == nil || c.Checkpoint.When.AllOf[1].TextPresent.Text != "{input.member_number}" {
+		t.Errorf("checkpoint = %+v", c.Checkpoint)
+	}
+	if len(c.Outcomes) != 1 || c.Outcomes[0].When.TextPresent.Text != "Member {input.member_number} not found" {
 		t.Errorf("outcomes = %+v", c.Outcomes)
 	}
-	if !hasNote(res.Notes, "step type_member_number", "input member_number") || !hasNote(res.Notes, "checkpoint", "left out") {
+	if !hasNote(res.Notes, "step type_member_number", "input member_number") || !hasNote(res.Notes, "the checkpoint checks", "identity check") {
+		t.Errorf("notes = %s", strings.Join(res.Notes, "\n"))
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if l := strings.TrimSpace(line); strings.Contains(l, "12345") && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "example:") && !strings.HasPrefix(l, "- ") {
+			t.Errorf("the value 12345 is written into a check: %s", line)
+		}
+	}
+	// The identity check binds to another run's value.
+	b, err := capability.BindTemplates(c, map[string]any{"member_number": "23456"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Steps[1].Postcondition.NodeExists.Name.Value; got != "Member 23456" {
+		t.Errorf("bound heading = %q", got)
+	}
+}
+
+func TestPostconditionNamingASensitiveInputIsLeftOut(t *testing.T) {
+	t.Parallel()
+	typed := typeStep("Password", "hunter2hunter2")
+	typed.Node = &domain.Node{Role: "textbox", Name: "Password", States: domain.NodeStates{Password: true}}
+	search := clickStep("button", "Sign on")
+	search.Postcondition = &domain.Predicate{TextPresent: &domain.TextQuery{Text: "Welcome hunter2hunter2"}}
+	url := clickStep("button", "Go")
+	url.Postcondition = &domain.Predicate{URLMatches: "member/12345"}
+	member := typeStep("Member number", "12345")
+	tr := traceOf("Sign on with hunter2hunter2 and open member 12345", typed, search, member, url)
+	tr.Checkpoint = &domain.Predicate{TextPresent: &domain.TextQuery{Text: "12345", Match: domain.MatchRegex}}
+	res, data := mustCompile(t, tr, testOptions())
+	c := res.Capability
+	for _, st := range c.Steps {
+		if st.Postcondition != nil {
+			t.Errorf("step %s keeps a postcondition: %+v", st.ID, st.Postcondition)
+		}
+	}
+	if c.Checkpoint != nil {
+		t.Errorf("a regex checkpoint was templated: %+v", c.Checkpoint)
+	}
+	if bytes.Contains(data, []byte("hunter2")) {
+		t.Errorf("the sensitive value is written:\n%s", data)
+	}
+	if !hasNote(res.Notes, "step click_sign_on", "sensitive input") || !hasNote(res.Notes, "checkpoint", "left out") {
 		t.Errorf("notes = %s", strings.Join(res.Notes, "\n"))
 	}
 }

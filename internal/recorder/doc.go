@@ -19,9 +19,16 @@
 //     [0-9]{N}, letters → [A-Za-z]{N}, an amount → money, an ISO date →
 //     date). A value typed into a password or sensitive field becomes a
 //     sensitive input without example or pattern. Secret references are kept;
-//     other literals are kept and noted. A postcondition, checkpoint or
-//     outcome that mentions an input's value is left out with a note: it
-//     would not hold for another value.
+//     other literals are kept and noted.
+//   - Identity checks: a postcondition, wait, checkpoint or outcome that
+//     mentions an input's value (a heading "Member 12345" after typing 12345
+//     as member_id) is kept with the value replaced by {input.member_id}
+//     (a node_has_value value that is exactly the literal becomes
+//     {$input: member_id}), so every run proves the screen shows the record
+//     it asked for. It is left out with a note when that cannot be done: the
+//     input is sensitive, the literal is no input, the value sits in a
+//     regular expression or a URL pattern; and on the type or select step
+//     that entered the value, whose dispatch reads the value back already.
 //   - An extraction becomes an extract step filling a typed output (money,
 //     date or string, inferred from the text read) with the matching
 //     transform.

@@ -133,11 +133,13 @@ func (k *compiler) step(i int) {
 			k.drop(ts, "the wait names no condition")
 			return
 		}
-		if what := k.mentionsInput(ts.Postcondition); what != "" {
+		until, used, what := k.identity(ts.Postcondition)
+		if what != "" {
 			k.drop(ts, "its condition mentions "+what+", which differs on every run")
 			return
 		}
-		st.Wait = &domain.Wait{Until: ptr(clone(*ts.Postcondition)), TimeoutMS: waitMS}
+		st.Wait = &domain.Wait{Until: until, TimeoutMS: waitMS}
+		defer k.noteIdentity("step "+st.ID+": the condition it waits for", used)
 	case domain.ActAssert:
 		if ts.Postcondition == nil {
 			k.drop(ts, "the assertion names no condition")
@@ -160,7 +162,14 @@ func (k *compiler) step(i int) {
 		}
 	}
 	if ts.Postcondition != nil && typ != domain.ActWaitFor {
-		if what := k.mentionsInput(ts.Postcondition); what != "" {
+		post, used, what := k.identity(ts.Postcondition)
+		if what == "" && len(used) > 0 && (typ == domain.ActType || typ == domain.ActSelect) {
+			// Typing reads the value back already (dispatch); a check that
+			// the field holds the input adds nothing, and the record shown
+			// is checked by the steps after.
+			what = k.mentionsInput(ts.Postcondition)
+		}
+		if what != "" {
 			if typ == domain.ActAssert {
 				delete(k.ids, st.ID)
 				k.drop(ts, "its condition mentions "+what+", which differs on every run")
@@ -168,7 +177,8 @@ func (k *compiler) step(i int) {
 			}
 			k.note("step %s: the postcondition the run observed mentions %s, which differs on every run; it was left out", st.ID, what)
 		} else {
-			st.Postcondition = ptr(clone(*ts.Postcondition))
+			st.Postcondition = post
+			k.noteIdentity("step "+st.ID+": the postcondition", used)
 			if k.loadsPage(i, &st) {
 				st.Wait = &domain.Wait{TimeoutMS: waitMS}
 			}
@@ -420,7 +430,12 @@ func (k *compiler) extract(ts *domain.TraceStep, st *domain.Step) {
 	typ, tr := inferOutput(text)
 	st.Transform = tr
 	if ts.Postcondition != nil {
-		st.Postcondition = ptr(clone(*ts.Postcondition))
+		if post, used, what := k.identity(ts.Postcondition); what != "" {
+			k.note("step %s: the postcondition the run observed mentions %s, which differs on every run; it was left out", st.ID, what)
+		} else {
+			st.Postcondition = post
+			k.noteIdentity("step "+st.ID+": the postcondition", used)
+		}
 	}
 	k.risk(ts, st)
 	k.outputs[out] = true

@@ -15,19 +15,36 @@ import (
 //
 //   - row_of: for each innermost label node, its innermost enclosing row;
 //     candidates are the nodes of that row, except the row's child that
-//     holds the label (the label cell) and everything under it.
+//     holds the label (the label cell) and everything under it, and blank
+//     cells.
 //   - labelled_by: the row_of candidates, plus every node that immediately
-//     follows a label or text label node among its parent's children, plus
-//     every node whose own accessible name Fold-equals the anchor text.
+//     follows a label, text or term label node among its parent's children,
+//     plus every node that is not itself of a label role and whose own
+//     accessible name Fold-equals the anchor text.
 //   - adjacent_to: for each innermost label node, the nearest node after it
 //     in document order within its parent, else the nearest before it
 //     within its parent (ancestors excluded), else the same within its
 //     grandparent.
 //   - within_section: nodes whose Region Fold-equals the anchor text.
 //
+// Prose: a label node inside (or being) a heading, or one that visible
+// text precedes in its block (the nearest ancestor of a non-inline role:
+// "Enter the <b>Member ID</b> below"), is prose. Label nodes that are not
+// prose are tried first; prose label nodes only when those yield no
+// candidate. So an anchor text repeated in a heading or in instructions
+// does not make the target ambiguous; two real labels still do.
+//
+// Inline labels (adjacent_to and labelled_by only, when no label node
+// yields a candidate): a visible node of a label role, not in a heading,
+// whose own text Fold-starts with the anchor text followed by more words
+// ("Name: Jane Roe" for anchor "Name:"). The candidate is that node, or its
+// parent when it is the parent's only child; the Resolution's Label is set
+// and ExtractText drops the label from what it reads.
+//
 // Every candidate must also pass base (role, visible, scope) and nameOK
 // (when the descriptor has a name): an anchor narrows a name, it never
-// replaces one.
+// replaces one. Several candidates on the deciding tier are
+// TARGET_AMBIGUOUS unless the descriptor has an ordinal.
 
 // labelRole reports whether nodes of the role can carry anchor text.
 func labelRole(role string) bool {
@@ -41,6 +58,7 @@ func labelRole(role string) bool {
 
 func (r *resolver) anchor() bool {
 	r.cands = r.cands[:0]
+	r.inlineHit = false
 	rel := r.d.Anchor.Relation
 	if rel == domain.RelWithinSection {
 		for _, c := range r.basec {
@@ -51,31 +69,147 @@ func (r *resolver) anchor() bool {
 		return len(r.cands) > 0
 	}
 	r.findLabels()
-	if len(r.matches) == 0 {
-		return false
-	}
-	if rel == domain.RelLabelledBy {
-		r.siblingsOf()
-		for _, c := range r.basec {
-			if i := int(c); perception.FoldEqual(r.nodes[i].Name, r.anchorText) && r.nameOK(i) {
-				r.cands = append(r.cands, c)
+	if len(r.matches) > 0 {
+		r.innermost()
+		r.classify()
+		for _, prose := range [2]bool{false, true} {
+			r.cands = r.cands[:0]
+			if rel == domain.RelLabelledBy && !prose {
+				for _, c := range r.basec {
+					if i := int(c); !labelRole(r.nodes[i].Role) && perception.FoldEqual(r.nodes[i].Name, r.anchorText) && r.nameOK(i) {
+						r.cands = append(r.cands, c)
+					}
+				}
+			}
+			for k, m := range r.matches {
+				if r.prose[k] != prose {
+					continue
+				}
+				if rel == domain.RelLabelledBy {
+					r.siblingOf(int(m))
+				}
+				if !r.inner[k] {
+					continue
+				}
+				switch rel {
+				case domain.RelRowOf, domain.RelLabelledBy:
+					r.rowOf(int(m))
+				case domain.RelAdjacentTo:
+					r.adjacentTo(int(m))
+				}
+			}
+			r.sortCands()
+			if len(r.cands) > 0 {
+				return true
 			}
 		}
 	}
-	r.innermost()
+	if rel == domain.RelAdjacentTo || rel == domain.RelLabelledBy {
+		r.cands = r.cands[:0]
+		r.inlineLabels()
+		r.sortCands()
+		r.inlineHit = len(r.cands) > 0
+	}
+	return len(r.cands) > 0
+}
+
+// inlineRole reports roles that format text inside a block (they do not
+// end a sentence): a label inside one belongs to the enclosing block's
+// text.
+func inlineRole(role string) bool {
+	switch role {
+	case "text", "strong", "emphasis", "mark", "code", "subscript", "superscript",
+		"insertion", "deletion", "time", "abbr":
+		return true
+	}
+	return false
+}
+
+// classify sets r.prose[k] for label nodes that are prose rather than a
+// label: inside (or being) a heading, or a fragment of a sentence (visible
+// text precedes it in its enclosing block, the nearest ancestor that is
+// not an inline role, as in "Enter the <b>Member ID</b> below"). Prose matches are used only when no
+// other label node yields a candidate.
+func (r *resolver) classify() {
+	if cap(r.prose) < len(r.matches) {
+		r.prose = make([]bool, len(r.matches))
+	}
+	r.prose = r.prose[:len(r.matches)]
 	for k, m := range r.matches {
-		if !r.inner[k] {
-			continue
+		r.prose[k] = r.isProse(int(m))
+	}
+}
+
+func (r *resolver) isProse(m int) bool {
+	block := -1
+	for p, steps := m, 0; p >= 0 && steps < len(r.nodes); p, steps = r.parent(p), steps+1 {
+		role := r.nodes[p].Role
+		if role == "heading" {
+			return true
 		}
-		switch rel {
-		case domain.RelRowOf, domain.RelLabelledBy:
-			r.rowOf(int(m))
-		case domain.RelAdjacentTo:
-			r.adjacentTo(int(m))
+		if block < 0 && !inlineRole(role) {
+			block = p
 		}
 	}
-	r.sortCands()
-	return len(r.cands) > 0
+	if block < 0 || block == m {
+		return false
+	}
+	// Prose when visible text precedes m inside its block (document order
+	// is index order).
+	first := -1
+	r.walk(block, -1, func(i int) bool {
+		if n := &r.nodes[i]; n.Role == "text" && !n.States.Hidden && (n.Name != "" || n.Value != "") {
+			first = i
+			return false
+		}
+		return true
+	})
+	return first >= 0 && first < m
+}
+
+// foldedHasWordPrefix reports whether folded text t starts with folded
+// prefix p followed by its end or a space.
+func foldedHasWordPrefix(t []byte, p string) bool {
+	return len(t) >= len(p) && string(t[:len(p)]) == p && (len(t) == len(p) || t[len(p)] == ' ')
+}
+
+// inlineLabels adds, for each visible label node whose own text starts
+// with the anchor text and goes on ("Name: Jane Roe" for anchor "Name:"),
+// the node itself, or its parent when the node is its parent's only child
+// (a paragraph holding just that text), whichever passes base and nameOK.
+// Label nodes in headings do not count. ExtractText then drops the label
+// (Resolution.Label).
+func (r *resolver) inlineLabels() {
+	for _, c := range r.labelc {
+		i := int(c)
+		n := &r.nodes[i]
+		own := n.Name
+		if own == "" && n.Role == "text" {
+			own = n.Value
+		}
+		if own == "" {
+			continue
+		}
+		r.buf = perception.AppendFold(r.buf[:0], own)
+		if len(r.buf) <= len(r.anchorText) || !foldedHasWordPrefix(r.buf, r.anchorText) || r.inHeading(i) {
+			continue
+		}
+		switch p := r.parent(i); {
+		case r.base(i) && r.nameOK(i):
+			r.cands = append(r.cands, c)
+		case p >= 0 && len(r.nodes[p].Children) == 1 && r.base(p) && r.nameOK(p):
+			r.cands = append(r.cands, int32(p))
+		}
+	}
+}
+
+func (r *resolver) inHeading(i int) bool {
+	for p, steps := i, 0; p >= 0 && steps < len(r.nodes); p, steps = r.parent(p), steps+1 {
+		if r.nodes[p].Role == "heading" {
+			return true
+		}
+	}
+	return false
 }
 
 // parent returns node i's parent, or -1.
@@ -140,28 +274,25 @@ func searchInt32(s []int32, v int32) (int, bool) {
 	return lo, lo < len(s) && s[lo] == v
 }
 
-// siblingsOf adds, for each label or text label node, the node right after
-// it among its parent's children.
-func (r *resolver) siblingsOf() {
-	for _, m := range r.matches {
-		mi := int(m)
-		if role := r.nodes[mi].Role; role != "label" && role != "text" {
+// siblingOf adds, when label node mi is a label, text or term node, the
+// node right after it among its parent's children.
+func (r *resolver) siblingOf(mi int) {
+	if role := r.nodes[mi].Role; role != "label" && role != "text" && role != "term" {
+		return
+	}
+	p := r.parent(mi)
+	if p < 0 {
+		return
+	}
+	kids := r.nodes[p].Children
+	for k, c := range kids {
+		if c != mi || k+1 >= len(kids) {
 			continue
 		}
-		p := r.parent(mi)
-		if p < 0 {
-			continue
+		if next := kids[k+1]; next >= 0 && next < len(r.nodes) && r.base(next) && r.nameOK(next) {
+			r.cands = append(r.cands, int32(next))
 		}
-		kids := r.nodes[p].Children
-		for k, c := range kids {
-			if c != mi || k+1 >= len(kids) {
-				continue
-			}
-			if next := kids[k+1]; next >= 0 && next < len(r.nodes) && r.base(next) && r.nameOK(next) {
-				r.cands = append(r.cands, int32(next))
-			}
-			break
-		}
+		break
 	}
 }
 

@@ -35,8 +35,10 @@
 // perception.CanonicalRole, an empty role matches any role, and role
 // "textbox" also matches "searchbox" nodes (a searchbox is a textbox).
 // Scope.Frame matches a node whose Frame equals it or whose last frame-path
-// element equals it; Scope.Region matches a node whose Region Fold-equals
-// it.
+// element equals it, or a node of a frame whose title Fold-equals it (the
+// owner iframe's title, Frame.Title, or the framed document's own title);
+// Scope.Region matches a node whose Region Fold-equals it. Anchor
+// relations are defined precisely in anchor.go.
 //
 // Everything here is a pure function of its arguments and safe for
 // concurrent use. Resolution of one descriptor does not copy the snapshot

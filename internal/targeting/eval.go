@@ -72,6 +72,9 @@ func validate(p *domain.Predicate, depth int) error {
 		if err := checkDescriptor(&p.NodeHasValue.Target); err != nil {
 			return err
 		}
+		if v := p.NodeHasValue; v.Input != "" || strings.Contains(v.Value, unboundMark) {
+			return malformed("node_has_value: its value takes an input, unbound: bind the capability's templates first (capability.BindTemplates)")
+		}
 		return checkMode("node_has_value", p.NodeHasValue.Match, p.NodeHasValue.Value)
 	case "text_present":
 		return checkText("text_present", p.TextPresent)
@@ -120,6 +123,9 @@ func checkMode(kind string, mode domain.MatchMode, text string) error {
 func checkText(kind string, q *domain.TextQuery) error {
 	if perception.CleanName(q.Text) == "" {
 		return malformed("%s: empty text", kind)
+	}
+	if strings.Contains(q.Text, unboundMark) {
+		return malformed("%s: an {input.NAME} placeholder is unbound: bind the capability's templates first (capability.BindTemplates)", kind)
 	}
 	return checkMode(kind, q.Match, q.Text)
 }
@@ -282,9 +288,13 @@ func visibleText(s *domain.UiSnapshot, frame string, fold bool) []byte {
 // textUnits calls fn with each unit of visible text, in document order,
 // until fn returns false.
 func textUnits(s *domain.UiSnapshot, frame string, fn func(string) bool) {
+	var aliases []string
+	if frame != "" {
+		aliases = frameAliases(nil, s, frame)
+	}
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if n.States.Hidden || (frame != "" && !frameIs(n.Frame, frame)) {
+		if n.States.Hidden || (frame != "" && !inFrame(n.Frame, frame, aliases)) {
 			continue
 		}
 		var u string

@@ -25,7 +25,15 @@ type Resolution struct {
 	// Drifted is true when the deciding rung is weaker than the descriptor's
 	// RecordedStrategy.
 	Drifted bool
+	// Label is the anchor text when the node was found as an inline label
+	// (its own text is the label followed by the value, "Name: Jane Roe");
+	// ExtractText drops it. "" otherwise.
+	Label string
 }
+
+// unboundMark starts an input placeholder that capability.BindTemplates
+// replaces before targeting sees a descriptor; one left over fails closed.
+const unboundMark = "{input."
 
 // Resolve finds the node d identifies in s, which must be normalised
 // (perception.Normalize): names cleaned, nodes in document order.
@@ -35,7 +43,7 @@ type Resolution struct {
 // deciding rung yields several candidates and d has no ordinal (the message
 // lists their paths), and CAPABILITY_INVALID when d itself is malformed (an
 // unknown match mode or anchor relation, an empty name or anchor text, a bad
-// regular expression, an ordinal below 1). The messages name the descriptor
+// regular expression, an ordinal below 1, an unbound input template). The messages name the descriptor
 // ([Describe]) and the rungs. Resolve is safe for concurrent use.
 func Resolve(s *domain.UiSnapshot, d domain.TargetDescriptor) (Resolution, error) {
 	r := getResolver()
@@ -82,8 +90,9 @@ type resolver struct {
 	fnameB      []byte // fname, for bytes.Contains
 	re          *regexp.Regexp
 	scopeFrame  string
-	scopeRegion string // folded; "" when unscoped
-	anchorText  string // folded
+	frameAlt    []string // frame paths scopeFrame names by title
+	scopeRegion string   // folded; "" when unscoped
+	anchorText  string   // folded
 	css         string
 	ordinal     int
 
@@ -93,13 +102,16 @@ type resolver struct {
 	saved   []int32
 	matches []int32
 	inner   []bool
-	stack   []int32
-	anc     []int32
-	buf     []byte
-	tried   [5]domain.Strategy
-	ntried  int
-	scopeRC regionCache
-	anchRC  regionCache
+	prose   []bool
+	// inlineHit is set when the anchor rung decided on inline labels.
+	inlineHit bool
+	stack     []int32
+	anc       []int32
+	buf       []byte
+	tried     [5]domain.Strategy
+	ntried    int
+	scopeRC   regionCache
+	anchRC    regionCache
 
 	// Lazily folded names (contains matching): gen[i] == cur marks node i's
 	// folded name as arena[off[2i]:off[2i+1]].
@@ -154,6 +166,12 @@ func (r *resolver) init(s *domain.UiSnapshot, d *domain.TargetDescriptor) error 
 	r.ntried = 0
 	r.role = perception.CanonicalRole(d.Role)
 	r.hasName, r.name, r.fname, r.re, r.mode = false, "", "", nil, ""
+	if d.Name != nil && d.Name.Input != "" {
+		return invalid(d, "its name takes input %s, unbound: bind the capability's templates first (capability.BindTemplates)", d.Name.Input)
+	}
+	if d.Name != nil && strings.Contains(d.Name.Value, unboundMark) || d.Anchor != nil && strings.Contains(d.Anchor.Text, unboundMark) {
+		return invalid(d, "an {input.NAME} placeholder is unbound: bind the capability's templates first (capability.BindTemplates)")
+	}
 	if d.Name != nil {
 		r.hasName = true
 		r.mode = d.Name.Match
@@ -185,8 +203,12 @@ func (r *resolver) init(s *domain.UiSnapshot, d *domain.TargetDescriptor) error 
 		}
 	}
 	r.scopeFrame, r.scopeRegion = "", ""
+	r.frameAlt = r.frameAlt[:0]
 	if d.Scope != nil {
 		r.scopeFrame = d.Scope.Frame
+		if r.scopeFrame != "" {
+			r.frameAlt = frameAliases(r.frameAlt, s, r.scopeFrame)
+		}
 		if d.Scope.Region != "" {
 			r.scopeRegion = perception.Fold(d.Scope.Region)
 			if r.scopeRegion == "" {
@@ -256,7 +278,7 @@ func (r *resolver) base(i int) bool {
 	if n.States.Hidden {
 		return false
 	}
-	if r.scopeFrame != "" && !frameIs(n.Frame, r.scopeFrame) {
+	if r.scopeFrame != "" && !inFrame(n.Frame, r.scopeFrame, r.frameAlt) {
 		return false
 	}
 	if r.scopeRegion != "" && !r.scopeRC.is(n.Region, r.scopeRegion) {
@@ -420,6 +442,9 @@ func (r *resolver) result(st domain.Strategy) (Resolution, error) {
 		return res, domain.Errorf(domain.CodeTargetNotFound, "no node matches %s (tried %s)", Describe(*d), r.triedList())
 	}
 	res.Drifted = d.RecordedStrategy != "" && st.Strength() > d.RecordedStrategy.Strength()
+	if st == domain.StrategyStructuralAnchor && r.inlineHit {
+		res.Label = d.Anchor.Text
+	}
 	switch {
 	case r.ordinal > 0:
 		if r.ordinal > len(r.cands) {
