@@ -350,3 +350,25 @@ func TestTargetNamedByInput(t *testing.T) {
 		})
 	}
 }
+
+// TestFrameByTitle: scope.frame may name an iframe by its title: the
+// reference lookup with every "content" scope written as the frame's title
+// ("Workspace") reads the same answer.
+func TestFrameByTitle(t *testing.T) {
+	t.Parallel()
+	b := setup(t, mockapp.Options{})
+	raw, err := os.ReadFile(filepath.Join(examples, "memberdesk.savings_balance.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := strings.Count(string(raw), "scope: {frame: content}")
+	edits := make([]string, 0, 2*n)
+	for range n {
+		edits = append(edits, "scope: {frame: content}", "scope: {frame: Workspace}")
+	}
+	c := derive(t, "memberdesk.savings_balance", edits...)
+	rec := b.run(t, runSpec{cap: c, inputs: member("12345")})
+	if rec.Status != domain.StatusSuccess || rec.Outputs["savings_balance"] != "1234.56" {
+		t.Fatalf("%s %s (%s) outputs %v, want SUCCESS with 1234.56", rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
+	}
+}

@@ -61,6 +61,7 @@ type frameRec struct {
 	parentRec *frameRec
 
 	name, path string
+	title      string            // the owner <iframe>'s title attribute
 	owner      cdp.BackendNodeID // the owner <iframe> in the parent document
 	ownerIdx   int               // its node index in the parent's docView, or -1
 	delta      [2]float64        // owner's content-box origin minus its border-box origin
@@ -255,6 +256,11 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 		})
 		for i, k := range f.kids {
 			k.name = frameName(f.doc, k.ownerIdx, k.treeName, i)
+			if f.doc != nil {
+				if t, ok := f.doc.attr(k.ownerIdx, "title"); ok {
+					k.title = t
+				}
+			}
 			if f.path == "" {
 				k.path = k.name
 			} else {
@@ -583,7 +589,7 @@ func (a *assembler) frame(f *frameRec, parent int) {
 	}
 	a.seen[f] = true
 	fi := len(a.frames)
-	a.frames = append(a.frames, domain.Frame{ID: string(f.id), Name: f.name, Path: f.path, URL: f.url, Root: -1})
+	a.frames = append(a.frames, domain.Frame{ID: string(f.id), Name: f.name, Title: f.title, Path: f.path, URL: f.url, Root: -1})
 	byOwner := make(map[cdp.BackendNodeID][]*frameRec)
 	for _, k := range f.kids {
 		if k.owner != 0 {
