@@ -30,7 +30,12 @@ type Surface interface {
 	// Dispatch performs one authorized action on the node it names. It
 	// refuses an invalid (zero) AuthorizedAction with ErrUnauthorized, a node
 	// that no longer exists with ErrStale, and returns ErrCrashed when the
-	// application is gone.
+	// application is gone. A reload of a document whose snapshot is
+	// PostBacked is refused with ErrResubmit, sending nothing. An action
+	// that began but did not take effect as asked (a value that did not
+	// land, a covered target, focus taken by another element, a node that
+	// left the page mid-action) returns ErrNotLanded; its message never
+	// quotes a field's content.
 	Dispatch(ctx context.Context, a policy.AuthorizedAction) (Result, error)
 
 	// WaitChange blocks until the surface has seen a change (navigation,

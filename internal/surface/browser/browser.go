@@ -28,8 +28,13 @@
 //
 // [Session.Dispatch] acts on a node's Ref ("frameID:backendNodeID:loaderID")
 // through CDP, never through CSS selectors: clicks are real mouse events at
-// the centre of the node's content quad, typing is DOM.focus, a clear, and
-// Input.insertText, selection and read-backs run in the isolated world.
+// the centre of the node's content quad, sent only when a hit test there
+// finds the node (not an overlay); focus is DOM.focus, checked; typing is
+// DOM.focus, a check that the field kept focus, a clear, Input.insertText
+// and a read-back; selection and read-backs run in the isolated world.
+// The session tracks whether the top document came from a POST
+// (Network.requestWillBeSent of the main frame's document request; a
+// redirect's GET replaces it) and refuses to reload such a document.
 //
 // # Failure
 //

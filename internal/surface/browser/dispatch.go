@@ -122,10 +122,17 @@ const (
 // Dispatch performs one authorized action (see the package doc). It refuses
 // an invalid AuthorizedAction, or one whose secret is not bound, with
 // surface.ErrUnauthorized before touching the page; a node whose document,
-// frame or element is gone (or that has no box) with surface.ErrStale; an
-// engine-side action (extract, assert, wait_for) or an unknown key with
+// frame or element is gone (or that has no box) before anything was sent
+// with surface.ErrStale; a reload of a POST-backed document (the snapshot's
+// PostBacked) with surface.ErrResubmit, sending nothing; an engine-side
+// action (extract, assert, wait_for) or an unknown key with
 // surface.ErrUnsupported; and returns surface.ErrCrashed when the page is
-// gone. After an action that starts a navigation it waits, bounded by
+// gone. An action that began but did not take effect as asked wraps
+// surface.ErrNotLanded: a click whose target another element covers (no
+// mouse event is sent), focus that another element took before typing or a
+// key press (no text or key is sent), a typed value the field does not hold
+// afterwards, a node that left its document during the action. Such errors
+// give lengths, never a field's content. After an action that starts a navigation it waits, bounded by
 // Options.CallTimeout, for the new documents' DOMContentLoaded.
 func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surface.Result, error) {
 	if !a.Valid() {
@@ -734,6 +741,10 @@ func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) erro
 			if protocolErr(err) {
 				return fmt.Errorf("focus %q: %v", n.Name, err)
 			}
+			return err
+		}
+		// The key goes to whatever has focus: not to a popup that took it.
+		if err := s.checkFocus(ctx, h, n); err != nil {
 			return err
 		}
 		ts = h.ts

@@ -142,6 +142,8 @@ func trapServer(t *testing.T) *httptest.Server {
 			body = `<h1>Overlay</h1><button onclick="window.clicks = (window.clicks || 0) + 1; document.getElementById('n').textContent = 'clicked ' + window.clicks">Show</button>
 <p id="n">none</p>
 <div id="cover" style="position:fixed;inset:0;background:rgba(0,0,0,.3)"></div>`
+		case "/vanish":
+			body = `<h1>Vanish</h1><input aria-label="Code" oninput="this.remove()">`
 		case "/focus":
 			body = `<h1>Focus</h1><input aria-label="First"><input aria-label="Second">
 <p id="f">none</p><script>document.addEventListener('focusin', (e) => { document.getElementById('f').textContent = 'focused ' + e.target.getAttribute('aria-label'); });</script>`
@@ -415,5 +417,30 @@ func TestBrowserBinarySkipsDebianWrapper(t *testing.T) {
 	}
 	if got := browserBinary(debianWrapper); got != debianBinary {
 		t.Errorf("browserBinary(%s) = %s, want %s", debianWrapper, got, debianBinary)
+	}
+}
+
+func TestNodeDetachedMidTypeDidNotLand(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, trapServer(t))
+	snap := e.load(t, "/vanish", "Vanish")
+	code := find(t, snap, "textbox", "Code", "")
+	_, err := e.act(t, domain.Action{Type: domain.ActType}, &code, "abc")
+	if !errors.Is(err, surface.ErrNotLanded) || errors.Is(err, surface.ErrStale) {
+		t.Fatalf("type into a field that removes itself: %v, want ErrNotLanded and not ErrStale", err)
+	}
+	// The node is gone now: an action on it is stale, nothing is sent.
+	if _, err := e.act(t, domain.Action{Type: domain.ActType}, &code, "abc"); !errors.Is(err, surface.ErrStale) {
+		t.Errorf("type into the removed field: %v, want ErrStale", err)
+	}
+}
+
+func TestKeyPressRefusedWhenFocusIsStolen(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, trapServer(t))
+	snap := e.load(t, "/steal", "Steal")
+	member := find(t, snap, "textbox", "Member", "")
+	if _, err := e.act(t, domain.Action{Type: domain.ActPressKey, Key: "Enter"}, &member, ""); !errors.Is(err, surface.ErrNotLanded) {
+		t.Fatalf("press Enter while a popup steals focus: %v, want ErrNotLanded", err)
 	}
 }
