@@ -1,12 +1,11 @@
 package capability
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
-	"github.com/gowebpki/jcs"
 
 	"github.com/cuahq/cua/internal/domain"
 )
@@ -17,6 +16,11 @@ const HashPrefix = "sha256:"
 // Canonical returns the RFC 8785 canonical JSON of c with defaults applied
 // and without content_hash. c is not modified.
 func Canonical(c *domain.Capability) ([]byte, error) {
+	return CanonicalContext(context.Background(), c)
+}
+
+// CanonicalContext is Canonical that stops with ctx.Err() once ctx is done.
+func CanonicalContext(ctx context.Context, c *domain.Capability) ([]byte, error) {
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("encode capability: %w", err)
@@ -31,7 +35,7 @@ func Canonical(c *domain.Capability) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode capability: %w", err)
 	}
-	out, err := jcs.Transform(raw)
+	out, err := CanonicalJSON(ctx, raw)
 	if err != nil {
 		return nil, fmt.Errorf("canonicalize: %w", err)
 	}
@@ -40,7 +44,12 @@ func Canonical(c *domain.Capability) ([]byte, error) {
 
 // Hash returns the content hash of c: "sha256:" + hex(SHA-256(Canonical(c))).
 func Hash(c *domain.Capability) (string, error) {
-	b, err := Canonical(c)
+	return HashContext(context.Background(), c)
+}
+
+// HashContext is Hash that stops with ctx.Err() once ctx is done.
+func HashContext(ctx context.Context, c *domain.Capability) (string, error) {
+	b, err := CanonicalContext(ctx, c)
 	if err != nil {
 		return "", err
 	}

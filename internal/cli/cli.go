@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -51,16 +52,53 @@ type silentError struct{ err error }
 func (e *silentError) Error() string { return e.err.Error() }
 func (e *silentError) Unwrap() error { return e.err }
 
+// InterruptGrace is how long Main waits, once ctx is cancelled (SIGINT or
+// SIGTERM in cmd/cua), for the command to wind down before it returns
+// ExitInterrupted anyway. Together with the command's own reaction this
+// keeps every command's exit within a second of the signal.
+const InterruptGrace = 750 * time.Millisecond
+
+// ExitInterrupted is the exit code when a command did not stop within
+// InterruptGrace of its context's end (128 + SIGINT, as shells report).
+const ExitInterrupted = 130
+
 // Main runs the command line and returns the process exit code.
+//
+// It first moves every CUA_SECRET_* variable out of the process
+// environment into memory (the commands still see them through
+// Factory.Getenv), so no child process can inherit one. ctx is the root
+// context: cancel it (cmd/cua does so on SIGINT and SIGTERM) and Main
+// returns within InterruptGrace, even if the command is stuck.
 func Main(ctx context.Context, args []string, io *IOStreams) int {
-	f := &Factory{IO: io, Getenv: os.Getenv}
+	secrets := takeSecretEnv()
+	getenv := func(k string) string {
+		if v, ok := secrets[k]; ok {
+			return v
+		}
+		return os.Getenv(k)
+	}
+	f := &Factory{IO: io, Getenv: getenv}
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(io.In)
 	root.SetOut(io.Out)
 	root.SetErr(io.ErrOut)
-	err := root.ExecuteContext(ctx)
-	return exitCode(err, io.ErrOut)
+	done := make(chan int, 1)
+	go func() { done <- exitCode(root.ExecuteContext(ctx), io.ErrOut) }()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(InterruptGrace)
+	defer t.Stop()
+	select {
+	case code := <-done:
+		return code
+	case <-t.C:
+		fmt.Fprintln(io.ErrOut, "error: interrupted")
+		return ExitInterrupted
+	}
 }
 
 func exitCode(err error, stderr io.Writer) int {

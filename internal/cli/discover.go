@@ -338,7 +338,7 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 	out, err := discoverCompileEval(ctx, discoverParams{
 		Agent: agent.Config{
 			Model: m, Goal: o.Goal, BaseURL: o.Target, Secrets: o.secrets,
-			SecretNames: o.secretNames(os.Environ()), Redactor: red, DataDir: o.DataDir, RunID: runID,
+			SecretNames: o.secretNames(secretEnviron()), Redactor: red, DataDir: o.DataDir, RunID: runID,
 			Autonomy: o.Autonomy, Sovereign: o.Sovereign, Grants: o.grants, Approver: o.approver(),
 			Budget:   agent.Budget{MaxSteps: o.MaxSteps, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Deadline: o.Deadline},
 			KillFile: o.KillFile, Progress: progress, Frameless: o.Surface == "state", Logger: logger,

@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -136,7 +135,7 @@ func (o *replayOptions) validate() error {
 		o.LibraryDir = filepath.Dir(o.File)
 	}
 	if o.ApprovalFile != "" {
-		raw, err := os.ReadFile(o.ApprovalFile)
+		raw, err := capability.ReadBounded(o.ApprovalFile, capability.MaxApprovalSize)
 		if err != nil {
 			return fmt.Errorf("--approval: %w", err)
 		}

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	osexec "os/exec"
 	"strings"
 	"sync"
@@ -57,16 +58,62 @@ type Model struct {
 	Timeout time.Duration
 	// Dir is the program's working directory; empty means this process's.
 	Dir string
-	// Env is the program's environment; nil means this process's.
+	// Env, when not nil, is the program's whole environment, used as is.
+	// When nil the program gets only the allowlist: BaseEnv and the
+	// variables named in PassEnv, with this process's values. It never
+	// gets this process's whole environment, and never a CUA_SECRET_*.
 	Env []string
+	// PassEnv names more variables the program may see (New fills it
+	// from CUA_EXEC_ENV=NAME,NAME).
+	PassEnv []string
+}
+
+// BaseEnv are the variables every program gets (when set here).
+var BaseEnv = []string{"PATH", "HOME", "TMPDIR", "LANG"}
+
+// PassEnvVar names the variable listing, comma-separated, the extra
+// variables an exec model may see.
+const PassEnvVar = "CUA_EXEC_ENV"
+
+// secretPrefix marks variables no program ever gets, even when listed.
+const secretPrefix = "CUA_SECRET_"
+
+// ParsePassEnv splits a CUA_EXEC_ENV value ("NAME,NAME") into names,
+// dropping blanks.
+func ParsePassEnv(v string) []string {
+	var out []string
+	for _, n := range strings.Split(v, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// AllowedEnv builds a program's environment from getenv: BaseEnv plus
+// pass, each only when set, and never a name starting with CUA_SECRET_.
+func AllowedEnv(getenv func(string) (string, bool), pass []string) []string {
+	env := []string{}
+	seen := map[string]bool{}
+	for _, name := range append(append([]string(nil), BaseEnv...), pass...) {
+		if seen[name] || strings.HasPrefix(strings.ToUpper(name), secretPrefix) || strings.ContainsAny(name, "=\x00") {
+			continue
+		}
+		seen[name] = true
+		if v, ok := getenv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
 }
 
 var _ model.Model = (*Model)(nil)
 
 // New returns a Model running command with args. The command is looked up
 // in PATH when it has no path separator, at each Decide.
+// PassEnv is read from CUA_EXEC_ENV.
 func New(command string, args ...string) *Model {
-	return &Model{command: command, args: append([]string(nil), args...)}
+	return &Model{command: command, args: append([]string(nil), args...), PassEnv: ParsePassEnv(os.Getenv(PassEnvVar))}
 }
 
 // ID returns "exec:" and the command.
@@ -96,6 +143,9 @@ func (m *Model) Decide(ctx context.Context, req model.Request) (model.Response, 
 	cmd := osexec.CommandContext(runCtx, m.command, m.args...)
 	cmd.Dir = m.Dir
 	cmd.Env = m.Env
+	if cmd.Env == nil {
+		cmd.Env = AllowedEnv(os.LookupEnv, m.PassEnv)
+	}
 	cmd.Stdin = bytes.NewReader(in)
 	stdout := &capped{max: MaxOutput}
 	stderr := &tail{max: stderrTail}

@@ -1,0 +1,437 @@
+package capability
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// CanonicalJSON returns the RFC 8785 (JSON Canonicalization Scheme) form of
+// the JSON text data: object members sorted by the UTF-16 code units of
+// their names, numbers written as ECMAScript's Number.prototype.toString
+// writes them, strings escaped as JSON.stringify escapes them, no
+// whitespace. It runs in O(n log n) of the input size (each object's keys
+// are sorted once; nesting is bounded) and checks ctx as it goes, returning
+// ctx.Err() once ctx is done. Invalid JSON, duplicate member names and
+// numbers outside float64 are errors.
+func CanonicalJSON(ctx context.Context, data []byte) ([]byte, error) {
+	c := canonicalizer{ctx: ctx, in: data}
+	c.out = make([]byte, 0, len(data))
+	c.skipSpace()
+	if err := c.value(0); err != nil {
+		return nil, err
+	}
+	c.skipSpace()
+	if c.pos != len(c.in) {
+		return nil, c.errorf("trailing data after the top-level value")
+	}
+	return c.out, nil
+}
+
+// maxCanonicalDepth bounds nesting (each level may copy its bytes once).
+const maxCanonicalDepth = 512
+
+type canonicalizer struct {
+	ctx   context.Context
+	in    []byte
+	pos   int
+	out   []byte
+	count int
+}
+
+type member struct {
+	key        string
+	units      []uint16
+	start, end int // the value's bytes in the object's scratch copy
+}
+
+func (c *canonicalizer) errorf(format string, args ...any) error {
+	return fmt.Errorf("canonical json: offset %d: %s", c.pos, fmt.Sprintf(format, args...))
+}
+
+func (c *canonicalizer) skipSpace() {
+	for c.pos < len(c.in) {
+		switch c.in[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canonicalizer) value(depth int) error {
+	c.count++
+	if c.count&0x3ff == 0 {
+		if err := c.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if depth > maxCanonicalDepth {
+		return c.errorf("nesting deeper than %d", maxCanonicalDepth)
+	}
+	if c.pos >= len(c.in) {
+		return c.errorf("unexpected end of input")
+	}
+	switch b := c.in[c.pos]; {
+	case b == '{':
+		return c.object(depth)
+	case b == '[':
+		return c.array(depth)
+	case b == '"':
+		s, err := c.str()
+		if err != nil {
+			return err
+		}
+		c.out = appendCanonicalString(c.out, s)
+		return nil
+	case b == '-' || (b >= '0' && b <= '9'):
+		return c.number()
+	default:
+		for _, lit := range []string{"true", "false", "null"} {
+			if bytes.HasPrefix(c.in[c.pos:], []byte(lit)) {
+				c.pos += len(lit)
+				c.out = append(c.out, lit...)
+				return nil
+			}
+		}
+		return c.errorf("unexpected character %q", b)
+	}
+}
+
+func (c *canonicalizer) array(depth int) error {
+	c.pos++ // '['
+	c.out = append(c.out, '[')
+	c.skipSpace()
+	if c.pos < len(c.in) && c.in[c.pos] == ']' {
+		c.pos++
+		c.out = append(c.out, ']')
+		return nil
+	}
+	for {
+		c.skipSpace()
+		if err := c.value(depth + 1); err != nil {
+			return err
+		}
+		c.skipSpace()
+		if c.pos >= len(c.in) {
+			return c.errorf("unterminated array")
+		}
+		switch c.in[c.pos] {
+		case ',':
+			c.pos++
+			c.out = append(c.out, ',')
+		case ']':
+			c.pos++
+			c.out = append(c.out, ']')
+			return nil
+		default:
+			return c.errorf("want , or ] in an array")
+		}
+	}
+}
+
+func (c *canonicalizer) object(depth int) error {
+	c.pos++ // '{'
+	base := len(c.out)
+	var members []member
+	var seen map[string]struct{}
+	c.skipSpace()
+	if c.pos < len(c.in) && c.in[c.pos] == '}' {
+		c.pos++
+		c.out = append(c.out, '{', '}')
+		return nil
+	}
+	for {
+		c.skipSpace()
+		if c.pos >= len(c.in) || c.in[c.pos] != '"' {
+			return c.errorf("want a string member name")
+		}
+		key, err := c.str()
+		if err != nil {
+			return err
+		}
+		if seen == nil {
+			seen = map[string]struct{}{}
+		}
+		if _, dup := seen[key]; dup {
+			return c.errorf("duplicate member name %q", key)
+		}
+		seen[key] = struct{}{}
+		c.skipSpace()
+		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
+			return c.errorf("want : after a member name")
+		}
+		c.pos++
+		c.skipSpace()
+		start := len(c.out)
+		if err := c.value(depth + 1); err != nil {
+			return err
+		}
+		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), start: start - base, end: len(c.out) - base})
+		c.skipSpace()
+		if c.pos >= len(c.in) {
+			return c.errorf("unterminated object")
+		}
+		if c.in[c.pos] == ',' {
+			c.pos++
+			continue
+		}
+		if c.in[c.pos] == '}' {
+			c.pos++
+			break
+		}
+		return c.errorf("want , or } in an object")
+	}
+	// The values were written in input order; rewrite them in key order.
+	scratch := slices.Clone(c.out[base:])
+	c.out = c.out[:base]
+	sort.Slice(members, func(i, j int) bool { return slices.Compare(members[i].units, members[j].units) < 0 })
+	c.out = append(c.out, '{')
+	for i, m := range members {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = appendCanonicalString(c.out, m.key)
+		c.out = append(c.out, ':')
+		c.out = append(c.out, scratch[m.start:m.end]...)
+	}
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// str reads the JSON string at c.pos and returns its value.
+func (c *canonicalizer) str() (string, error) {
+	c.pos++ // '"'
+	start := c.pos
+	// Fast path: no escapes.
+	for c.pos < len(c.in) {
+		b := c.in[c.pos]
+		if b == '"' {
+			s := c.in[start:c.pos]
+			c.pos++
+			if !utf8.Valid(s) {
+				return "", c.errorf("string is not valid UTF-8")
+			}
+			return string(s), nil
+		}
+		if b == '\\' {
+			break
+		}
+		if b < 0x20 {
+			return "", c.errorf("control character in a string")
+		}
+		c.pos++
+	}
+	var sb strings.Builder
+	sb.Write(c.in[start:c.pos])
+	for c.pos < len(c.in) {
+		b := c.in[c.pos]
+		switch {
+		case b == '"':
+			c.pos++
+			s := sb.String()
+			if !utf8.ValidString(s) {
+				return "", c.errorf("string is not valid UTF-8")
+			}
+			return s, nil
+		case b < 0x20:
+			return "", c.errorf("control character in a string")
+		case b != '\\':
+			sb.WriteByte(b)
+			c.pos++
+			continue
+		}
+		if c.pos+1 >= len(c.in) {
+			break
+		}
+		esc := c.in[c.pos+1]
+		c.pos += 2
+		switch esc {
+		case '"', '\\', '/':
+			sb.WriteByte(esc)
+		case 'b':
+			sb.WriteByte('\b')
+		case 'f':
+			sb.WriteByte('\f')
+		case 'n':
+			sb.WriteByte('\n')
+		case 'r':
+			sb.WriteByte('\r')
+		case 't':
+			sb.WriteByte('\t')
+		case 'u':
+			r, ok := c.hex4()
+			if !ok {
+				return "", c.errorf("bad \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if c.pos+1 < len(c.in) && c.in[c.pos] == '\\' && c.in[c.pos+1] == 'u' {
+					save := c.pos
+					c.pos += 2
+					if v, ok := c.hex4(); ok {
+						r2 = v
+					} else {
+						c.pos = save
+					}
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+				} else {
+					return "", c.errorf("lone UTF-16 surrogate in a string")
+				}
+			}
+			sb.WriteRune(r)
+		default:
+			return "", c.errorf("bad escape \\%c", esc)
+		}
+	}
+	return "", c.errorf("unterminated string")
+}
+
+func (c *canonicalizer) hex4() (rune, bool) {
+	if c.pos+4 > len(c.in) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(c.in[c.pos:c.pos+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	c.pos += 4
+	return rune(v), true
+}
+
+func (c *canonicalizer) number() error {
+	start := c.pos
+	for c.pos < len(c.in) {
+		switch b := c.in[c.pos]; {
+		case b >= '0' && b <= '9', b == '-', b == '+', b == '.', b == 'e', b == 'E':
+			c.pos++
+			continue
+		}
+		break
+	}
+	text := string(c.in[start:c.pos])
+	if !validJSONNumber(text) {
+		return c.errorf("bad number %q", text)
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return c.errorf("number %s: %v", text, err)
+	}
+	s, err := CanonicalNumber(f)
+	if err != nil {
+		return err
+	}
+	c.out = append(c.out, s...)
+	return nil
+}
+
+// validJSONNumber reports whether s is a JSON number (RFC 8259 §6).
+func validJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// appendCanonicalString appends s as RFC 8785 §3.2.2.2 wants: '"' and '\\'
+// escaped, \b \t \n \f \r for those controls, \u00xx (lower-case hex) for
+// the other controls below U+0020, everything else as its UTF-8 bytes.
+func appendCanonicalString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '"':
+			b = append(b, '\\', '"')
+		case ch == '\\':
+			b = append(b, '\\', '\\')
+		case ch == '\b':
+			b = append(b, '\\', 'b')
+		case ch == '\t':
+			b = append(b, '\\', 't')
+		case ch == '\n':
+			b = append(b, '\\', 'n')
+		case ch == '\f':
+			b = append(b, '\\', 'f')
+		case ch == '\r':
+			b = append(b, '\\', 'r')
+		case ch < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[ch>>4], hex[ch&0xf])
+		default:
+			b = append(b, ch)
+		}
+	}
+	return append(b, '"')
+}
+
+// CanonicalNumber writes f as ECMAScript's Number.prototype.toString does
+// (RFC 8785 §3.2.2.3): the shortest round-tripping digits, plain notation
+// for 1e-6 <= |f| < 1e21, otherwise exponent notation with no leading zero
+// in the exponent; -0 is "0". NaN and infinities are errors.
+func CanonicalNumber(f float64) (string, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", fmt.Errorf("canonical json: %v is not a JSON number", f)
+	}
+	if f == 0 {
+		return "0", nil
+	}
+	sign := ""
+	if f < 0 {
+		f, sign = -f, "-"
+	}
+	format := byte('e')
+	if f < 1e21 && f >= 1e-6 {
+		format = 'f'
+	}
+	s := strconv.FormatFloat(f, format, -1, 64)
+	if e := strings.IndexByte(s, 'e'); e > 0 && e+2 < len(s) && s[e+2] == '0' {
+		// Go writes e+09 and e-07; ECMAScript writes e+9 and e-7.
+		s = s[:e+2] + s[e+3:]
+	}
+	return sign + s, nil
+}
