@@ -517,8 +517,28 @@ func trim(s string, n int) string {
 // openStateSession opens the state-contract surface on a fresh automation
 // session when the application offers one (its equivalent of a new browser
 // context).
-func openStateSession(ctx context.Context, base string) (*state.Surface, error) {
-	s, err := state.New(base, nil)
+// openStateSession opens a session on a state-contract app. allowed are the
+// capability's allowed_domains: an origin entry as it is, a bare host on the
+// base URL's scheme and port; none means the base URL's origin only.
+func openStateSession(ctx context.Context, base string, allowed ...string) (*state.Surface, error) {
+	var origins []string
+	if u, err := url.Parse(base); err == nil && len(allowed) > 0 {
+		for _, d := range allowed {
+			if strings.Contains(d, "://") {
+				origins = append(origins, d)
+				continue
+			}
+			port := u.Port()
+			if port == "" {
+				port = map[string]string{"https": "443"}[u.Scheme]
+				if port == "" {
+					port = "80"
+				}
+			}
+			origins = append(origins, u.Scheme+"://"+d+":"+port)
+		}
+	}
+	s, err := state.New(base, nil, state.WithAllowedOrigins(origins...))
 	if err != nil {
 		return nil, err
 	}

@@ -201,7 +201,7 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	}
 	var sess surface.Surface
 	if o.loaded.Capability.Surface == domain.SurfaceState {
-		st, err := openStateSession(ctx, o.BaseURL)
+		st, err := openStateSession(ctx, o.BaseURL, o.loaded.Capability.Policy.AllowedDomains...)
 		if err != nil {
 			return err
 		}
