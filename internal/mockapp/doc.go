@@ -26,7 +26,7 @@
 //	                            button "Search", button "Clear" (reset)
 //	POST /content/search        member=5 digits known: 303 /content/member/{id}; unknown: status
 //	                            "Member not found"; else 400 alert "Member number must be 5 digits"
-//	GET  /content/member/{id}   heading "Member Details", heading "Member {id}"; nested layout-table rows "Member number",
+//	GET  /content/member/{id}   heading "Member Details" (and "Member {id}" under stale_result); nested layout-table rows "Member number",
 //	                            "Name", "Status", "Savings Balance", "As of" (11/30/2026);
 //	                            34567: text "No savings account on file" instead of the savings row;
 //	                            45678: heading "Restricted Record"; unknown: 404 "Member not found";
@@ -62,12 +62,13 @@
 //
 // JSON, no session, never faulted:
 //
-//	POST /_control/arm      {"fault": NAME, "count": N}  N: -1 forever, 0 disarms, N>0 fires N times
+//	POST /_control/arm      {"fault": NAME, "count": N, "after": M}  N: -1 forever, 0 disarms, N>0 fires N times
 //	POST /_control/variant  {"variant": "a"|"b"|"c"}
 //	POST /_control/reset    clears faults, sessions, ledger, counters, notice; variant from Options
 //	GET  /_control/state    [State]
 //	GET  /_control/ledger   {"entries": [LedgerEntry...]}
 //	POST /_control/drift    {"kind": "benign"|"semantic"|"off", "seed": N, "change": NAME}
+//	                        change: one of DriftChanges (semantic) or DriftBenignChanges (benign)
 //	GET  /_control/drift    the drift variant in force and its decoy hits (see drift.go)
 //
 // A refused control request is 400 {"error": ..., "field": ...}. The faults

@@ -15,6 +15,7 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/surface/browser"
@@ -94,10 +95,22 @@ func (creds) Secret(ref string) (string, error) {
 
 func (f *faultRun) lookup(t *testing.T, c *capability.Loaded, member string) *domain.RunRecord {
 	t.Helper()
+	return f.run(t, c, map[string]string{"member_id": member}, nil)
+}
+
+// run replays c; irreversible, when set, opts in to irreversible steps and
+// releases those gates.
+func (f *faultRun) run(t *testing.T, c *capability.Loaded, inputs map[string]string, gates []string) *domain.RunRecord {
+	t.Helper()
+	member := inputs["member_id"]
+	var approval *policy.Approval
+	if gates != nil {
+		approval = &policy.Approval{Capability: c.Capability.ID + "@" + c.Capability.Version, ContentHash: c.Hash, Approver: "reviewer"}
+	}
 	start := time.Now()
 	defer func() { t.Logf("lookup %s took %s", member, time.Since(start).Round(time.Millisecond)) }()
 	rec, err := replay.Run(f.ctx, replay.Options{
-		Capability: c, Library: f.lib, Inputs: map[string]string{"member_id": member},
+		Capability: c, Library: f.lib, Inputs: inputs, AllowIrreversible: gates != nil, ReleasedGates: gates, Approval: approval,
 		BaseURL: f.app.URL(), Surface: f.sess, Secrets: creds{}, Redactor: redact.New(), DataDir: f.dir,
 		RunID: fmt.Sprintf("fault-%d", time.Now().UnixNano()), StepWait: 3 * time.Second,
 	})
@@ -242,4 +255,75 @@ func getState(ctx context.Context, base string) (mockapp.State, error) {
 	}
 	defer resp.Body.Close()
 	return st, json.NewDecoder(resp.Body).Decode(&st)
+}
+
+// TestSessionDropAfterSignonInChromium: the lookup's sign-on lands (one
+// POST, the session created), and the next page finds the session gone.
+// An engine that recovers (session_expired signs on again) succeeds with
+// two sign-on POSTs; one that does not halts on the sign-on form with the
+// session dropped. Either way the fault is used once and nothing wrong is
+// read.
+func TestSessionDropAfterSignonInChromium(t *testing.T) {
+	f := setupFaultRun(t)
+	f.arm(t, mockapp.FaultSessionDropAfterSignon)
+	rec := f.lookup(t, loadCap(t, "memberdesk.savings_balance"), "12345")
+	t.Logf("lookup under session_drop_after_signon: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+	st, err := getState(f.ctx, f.app.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Faults[mockapp.FaultSessionDropAfterSignon] != 0 {
+		t.Errorf("faults = %v, want session_drop_after_signon used", st.Faults)
+	}
+	if rec.Status == domain.StatusSuccess {
+		if fmt.Sprint(rec.Outputs["savings_balance"]) != "1234.56" || st.Posts["/content/signon"] != 2 || st.Sessions != 1 {
+			t.Errorf("recovered lookup: outputs %v, posts %v, sessions %d; want 1234.56, two sign-ons, one session", rec.Outputs, st.Posts, st.Sessions)
+		}
+		return
+	}
+	if len(rec.Outputs) != 0 || st.Posts["/content/signon"] != 1 || st.Sessions != 0 {
+		t.Errorf("halted lookup: outputs %v, posts %v, sessions %d; want none, one sign-on, the session dropped", rec.Outputs, st.Posts, st.Sessions)
+	}
+	snap, err := f.sess.Observe(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signOn := false
+	for _, n := range snap.Nodes {
+		signOn = signOn || (n.Role == "button" && n.Name == "Sign on")
+	}
+	if !signOn {
+		t.Error("the halted lookup is not on the sign-on form")
+	}
+}
+
+// TestDialogAfterSubmitInChromium: the transfer posts once, and the
+// Transfer Complete page is under a "Survey" dialog the capability does
+// not declare.
+func TestDialogAfterSubmitInChromium(t *testing.T) {
+	f := setupFaultRun(t)
+	f.arm(t, mockapp.FaultDialogAfterSubmit)
+	rec := f.run(t, loadCap(t, "memberdesk.transfer_funds"),
+		map[string]string{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "25.00"},
+		[]string{"submit"})
+	t.Logf("transfer under dialog_after_submit: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+	st, err := getState(f.ctx, f.app.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Posts["/content/transfer/submit"] != 1 {
+		t.Errorf("posts = %v, want one submit", st.Posts)
+	}
+	snap, err := f.sess.Observe(f.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var survey, done bool
+	for _, n := range snap.Nodes {
+		survey = survey || (n.Role == "dialog" && n.Name == "Survey")
+		done = done || (n.Role == "heading" && n.Name == "Transfer Complete")
+	}
+	if !survey || !done {
+		t.Errorf("on screen: Survey dialog %v, Transfer Complete %v; want both", survey, done)
+	}
 }

@@ -146,13 +146,19 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 
 // memberData feeds the member details page.
 type memberData struct {
-	Number    string // shown as the heading "Member NNNNN"
+	// Number, when set, is shown as the heading "Member NNNNN" (only in
+	// the slow-search mode of stale_result; see Server.identityHeading).
+	Number    string
 	Rows      []row
 	NoSavings bool
 }
 
-func newMemberData(m member, v variant) memberData {
-	return memberData{Number: m.Number, Rows: memberRows(m, v), NoSavings: !m.HasSavings}
+func newMemberData(m member, v variant, heading bool) memberData {
+	d := memberData{Rows: memberRows(m, v), NoSavings: !m.HasSavings}
+	if heading {
+		d.Number = m.Number
+	}
+	return d
 }
 
 func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
@@ -180,9 +186,11 @@ func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
 		}))
 	default:
 		v := s.currentVariant()
-		p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v), v: v}
-		if s.fire(FaultStaleResult) {
-			p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v)
+		stale := s.fire(FaultStaleResult)
+		heading := s.identityHeading()
+		p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v, heading), v: v}
+		if stale {
+			p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v, heading)
 		} else {
 			s.setLastMember(number)
 		}
