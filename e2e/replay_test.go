@@ -122,18 +122,18 @@ func TestResultTable(t *testing.T) {
 		{name: "transfer stops at its gate", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs()}
 		}, want: want{status: domain.StatusNeedsHuman, code: domain.CodeGateReached, dispatches: 10}},
-		{name: "transfer without approval is refused at the submit", cap: func(t *testing.T) runSpec {
+		{name: "transfer without approval is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs(), irrev: true, gates: []string{"submit"}}
-		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 10}},
-		{name: "transfer with an approval of other content is refused", cap: func(t *testing.T) runSpec {
+		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
+		{name: "transfer with an approval of other content is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs(), irrev: true, gates: []string{"submit"},
 				approval: &policy.Approval{Capability: transfer + "@1.0.0", ContentHash: "sha256:" + strings.Repeat("0", 64)}}
-		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 10}},
-		{name: "transfer without --allow-irreversible is refused", cap: func(t *testing.T) runSpec {
+		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
+		{name: "transfer without --allow-irreversible is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			l := load(t, transfer)
 			return runSpec{cap: l, inputs: transferInputs(), gates: []string{"submit"},
 				approval: &policy.Approval{Capability: transfer + "@1.0.0", ContentHash: l.Hash}}
-		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 10}},
+		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
 		{name: "approved transfer posts exactly once", cap: func(t *testing.T) runSpec {
 			l := load(t, transfer)
 			return runSpec{cap: l, inputs: transferInputs(), irrev: true, gates: []string{"submit"},
