@@ -5,12 +5,17 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,19 +83,82 @@ func scanTree(t *testing.T, label, dir, secret string) int {
 	return n
 }
 
-// TestCanarySecret replays the sign-on with the real binary, the password
-// a canary given once by environment and once by --secrets file, with HOME
+// echoProxy stands in front of the mock app like a hostile page: once a
+// password was posted, every HTML page it serves shows a transformed piece
+// of it (16 characters, upper-cased, spaced out), so the password reaches
+// what the engine reads and the redactor must catch it on every sink.
+// With hijack, the welcome heading itself is replaced by the piece, so the
+// sign-on's postcondition fails and the run's failure evidence (snapshot,
+// message) quotes the page.
+func echoProxy(t *testing.T, target string, hijack bool) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen string
+	p := httputil.NewSingleHostReverseProxy(u)
+	direct := p.Director
+	p.Director = func(r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			raw, _ := io.ReadAll(r.Body)
+			r.Body.Close()
+			if v, err := url.ParseQuery(string(raw)); err == nil && v.Get("password") != "" {
+				mu.Lock()
+				seen = v.Get("password")
+				mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+			r.ContentLength = int64(len(raw))
+		}
+		direct(r)
+		r.Header.Del("Accept-Encoding")
+	}
+	p.ModifyResponse = func(resp *http.Response) error {
+		mu.Lock()
+		pw := seen
+		mu.Unlock()
+		if pw == "" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			return nil
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		piece := strings.Join(strings.Split(strings.ToUpper(pw[2:min(len(pw), 18)]), "-"), " - ")
+		body = bytes.Replace(body, []byte("</body>"), []byte("<p>Last sign-on key: "+piece+"</p></body>"), 1)
+		if hijack {
+			body = bytes.ReplaceAll(body, []byte("Welcome"), []byte("Key "+piece))
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", fmt.Sprint(len(body)))
+		return nil
+	}
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestCanarySecret replays the sign-on with the real binary against a page
+// that echoes the password transformed (echoProxy), the password a canary
+// given once by environment and once by --secrets file, with HOME
 // and TMPDIR pointed at fresh directories, and checks that no byte of the
 // data dir, stdout, stderr (the log), or any file written under TMPDIR or
-// HOME holds the canary in any form. Mutations killed: evidence redaction
-// off (the typed value and run record), the read-back guard, and CUA_SECRET_*
-// left in the environment of Chromium (its files land under HOME/TMPDIR).
+// HOME holds the canary in any form. It kills a mutation that writes the
+// resolved value to any of those (a log line, an event, a temp file). It
+// does not kill "redaction off": no sink of this flow carries page text,
+// even when the run fails (the hijack case); the sink tests in the
+// redact, agent and cli packages cover the redactor itself.
 func TestCanarySecret(t *testing.T) {
 	t.Parallel()
 	b := setup(t, mockapp.Options{Operator: operator, Password: canaryPassword})
 	capFile := filepath.Join(examples, "corebank.auth.sign_on.yaml")
-	for _, via := range []string{"env", "file"} {
+	for _, via := range []string{"env", "file", "hijack"} {
 		t.Run(via, func(t *testing.T) {
+			base := echoProxy(t, b.app.URL(), via == "hijack")
 			// Short: Chromium's socket path under TMPDIR must fit in 108 bytes.
 			root, err := os.MkdirTemp("", "cn")
 			if err != nil {
@@ -103,11 +171,11 @@ func TestCanarySecret(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			args := []string{"replay", capFile, "--base-url", b.app.URL(), "--data-dir", data, "--json"}
+			args := []string{"replay", capFile, "--base-url", base, "--data-dir", data, "--json"}
 			env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + tmp, "LANG=C.UTF-8",
 				"CUA_SECRET_COREBANK_OPERATOR=" + operator}
 			switch via {
-			case "env":
+			case "env", "hijack":
 				env = append(env, "CUA_SECRET_COREBANK_PASSWORD="+canaryPassword)
 			case "file":
 				sf := filepath.Join(priv, "secrets.json")
@@ -120,10 +188,16 @@ func TestCanarySecret(t *testing.T) {
 			cmd.Env = env
 			var out, errb bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &errb
-			if err := cmd.Run(); err != nil {
+			err = cmd.Run()
+			if via == "hijack" {
+				// The page hid the Welcome heading: the run must end failed
+				// or with a human, and say so without the canary.
+				if err == nil || !strings.Contains(out.String(), `"status"`) {
+					t.Fatalf("replay on a hijacked page: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
+				}
+			} else if err != nil {
 				t.Fatalf("replay: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errb.String())
-			}
-			if !strings.Contains(out.String(), `"SUCCESS"`) {
+			} else if !strings.Contains(out.String(), `"SUCCESS"`) {
 				t.Fatalf("the sign-on did not succeed, so the canary was never typed:\n%s", out.String())
 			}
 			if l := leaks(out.Bytes(), canaryPassword); len(l) > 0 {
