@@ -28,8 +28,12 @@ lint: ## go vet and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+.PHONY: scan
+scan: ## Fail on key-shaped strings in the repository (cua secrets scan; fixtures in .cua-scan-allow)
+	$(GO) run ./cmd/cua secrets scan
+
 .PHONY: test
-test: deps lint ## Vet, gofmt and run every test with the race detector
+test: deps lint scan ## Vet, gofmt, secrets scan, and run every test with the race detector
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
 .PHONY: validate

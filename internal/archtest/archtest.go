@@ -304,7 +304,7 @@ func (c *checker) checkNoModel(p *goPackage) {
 }
 
 // checkPureDomain reports impure standard-library imports and references to
-// the wall clock (invariant 10). Imports from the module are left to
+// the wall clock or fmt's printing (invariant 10). Imports from the module are left to
 // checkImports.
 func (c *checker) checkPureDomain(p *goPackage) {
 	for _, imp := range p.Imports {
@@ -317,38 +317,49 @@ func (c *checker) checkPureDomain(p *goPackage) {
 		if f == nil {
 			continue
 		}
-		local := map[string]bool{} // names "time" is imported under
-		dot := false
+		// Names "time" and "fmt" are imported under, and whether either is
+		// dot-imported.
+		local := map[string]string{}
+		dot := map[string]bool{}
 		for _, spec := range f.Imports {
-			if importPath(spec) != "time" {
+			path := importPath(spec)
+			if path != "time" && path != "fmt" {
 				continue
 			}
 			switch {
 			case spec.Name == nil:
-				local["time"] = true
+				local[path] = path
 			case spec.Name.Name == ".":
-				dot = true
+				dot[path] = true
 			case spec.Name.Name != "_":
-				local[spec.Name.Name] = true
+				local[spec.Name.Name] = path
 			}
 		}
-		if len(local) == 0 && !dot {
+		if len(local) == 0 && len(dot) == 0 {
 			continue
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			var fn string
+			var pkg, fn string
 			switch n := n.(type) {
 			case *ast.SelectorExpr:
-				if x, ok := n.X.(*ast.Ident); ok && local[x.Name] {
-					fn = n.Sel.Name
+				if x, ok := n.X.(*ast.Ident); ok && local[x.Name] != "" {
+					pkg, fn = local[x.Name], n.Sel.Name
 				}
 			case *ast.CallExpr:
-				if id, ok := n.Fun.(*ast.Ident); ok && dot {
-					fn = id.Name
+				if id, ok := n.Fun.(*ast.Ident); ok {
+					switch {
+					case dot["time"] && slices.Contains(ClockFuncs, id.Name):
+						pkg, fn = "time", id.Name
+					case dot["fmt"] && slices.Contains(PrintFuncs, id.Name):
+						pkg, fn = "fmt", id.Name
+					}
 				}
 			}
-			if fn != "" && slices.Contains(ClockFuncs, fn) {
+			switch {
+			case pkg == "time" && slices.Contains(ClockFuncs, fn):
 				c.report(p, RulePureDomain, "uses time.%s at %s; inject a clock instead", fn, c.pos(n.Pos()))
+			case pkg == "fmt" && slices.Contains(PrintFuncs, fn):
+				c.report(p, RulePureDomain, "calls fmt.%s at %s; domain prints nothing, it returns values and errors", fn, c.pos(n.Pos()))
 			}
 			return true
 		})

@@ -34,6 +34,8 @@ func TestViolatingFixture(t *testing.T) {
 		{"domain imports os", "internal/domain", RulePureDomain, "imports os (internal/domain/domain.go:5)"},
 		{"domain calls time.Now", "internal/domain", RulePureDomain, "time.Now at internal/domain/domain.go:15"},
 		{"domain sleeps through an alias", "internal/domain", RulePureDomain, "time.Sleep at internal/domain/wait.go:6"},
+		{"domain imports log", "internal/domain", RulePureDomain, "imports log (internal/domain/print.go:5)"},
+		{"domain prints", "internal/domain", RulePureDomain, "fmt.Println at internal/domain/print.go:10"},
 		{"runtime imports model", "internal/runtime", RuleImport, "imports internal/model"},
 		{"replay reaches model through runtime", "internal/replay", RuleNoModel, "internal/replay -> internal/runtime -> internal/model"},
 		{"replay reaches an SDK through perception", "internal/replay", RuleNoModel, "internal/replay -> internal/perception -> github.com/openai/openai-go"},

@@ -183,6 +183,7 @@ const DomainTree = domain
 var ImpureStd = []string{
 	"C",
 	"os",
+	"log", // and log/slog, log/syslog: domain writes nothing
 	"net",
 	"io/fs",
 	"io/ioutil",
@@ -200,6 +201,11 @@ var ImpureStd = []string{
 var ClockFuncs = []string{
 	"Now", "Since", "Until", "Sleep", "After", "AfterFunc", "Tick", "NewTimer", "NewTicker",
 }
+
+// PrintFuncs are the functions of package fmt that write to standard
+// output; the domain tree may not call them (it returns values and errors,
+// and never prints).
+var PrintFuncs = []string{"Print", "Printf", "Println"}
 
 // DispatchMethod is the surface method only the dispatch trees may call
 // (invariant 2).

@@ -135,6 +135,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(newCmdReplay(f, nil))
 	root.AddCommand(newCmdDemo(f, nil))
 	root.AddCommand(newCmdDiscover(f, nil))
+	root.AddCommand(newCmdSecrets(f))
 	return root
 }
 

@@ -172,6 +172,7 @@ type Redactor struct {
 	literals map[string]bool // every registered literal, matched or not
 	forms    map[string]bool // spellings of the matched literals
 	m        *matcher        // immutable; replaced on registration
+	frags    *fragmentIndex  // immutable; replaced on registration
 	gen      atomic.Uint64   // bumped whenever m changes
 }
 
@@ -197,7 +198,10 @@ func New(opts ...Option) *Redactor {
 
 // RegisterLiteral records a secret value. Every later call of any method
 // replaces each occurrence of s, and of its URL-encoded, JSON-escaped and
-// HTML-escaped forms, with Marker. A literal shorter than the minimum length
+// HTML-escaped forms, with Marker; when s is FragmentLen (12) runes or
+// longer, also every run of 12 or more of its runes compared after folding
+// case and dropping whitespace (a secret the page truncated, upper-cased
+// or spaced out). A literal shorter than the minimum length
 // (3 runes by default) is recorded but not matched. Registering the same
 // literal twice is harmless.
 //
@@ -217,7 +221,7 @@ func (r *Redactor) register(lits ...string) {
 	if minLen == 0 {
 		minLen = defaultMinLiteral
 	}
-	var added []string
+	var added, long []string
 	for _, s := range lits {
 		if s == "" || r.literals[s] {
 			continue
@@ -226,6 +230,7 @@ func (r *Redactor) register(lits ...string) {
 		if utf8.RuneCountInString(s) < minLen {
 			continue
 		}
+		long = append(long, s)
 		for _, f := range literalForms(s) {
 			if !r.forms[f] {
 				r.forms[f] = true
@@ -235,6 +240,7 @@ func (r *Redactor) register(lits ...string) {
 	}
 	if len(added) > 0 {
 		r.m = r.m.with(added)
+		r.frags = r.frags.with(long)
 		r.gen.Add(1)
 	}
 }
@@ -242,10 +248,10 @@ func (r *Redactor) register(lits ...string) {
 // generation changes whenever the set of matched literals does.
 func (r *Redactor) generation() uint64 { return r.gen.Load() }
 
-func (r *Redactor) matcher() *matcher {
+func (r *Redactor) matcher() (*matcher, *fragmentIndex) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.m
+	return r.m, r.frags
 }
 
 // String returns s with every registered literal replaced by Marker and
@@ -274,7 +280,8 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 func (r *Redactor) literalPass(s string) string {
-	ivs := r.matcher().find(s)
+	m, frags := r.matcher()
+	ivs := mergeIntervals(m.find(s), frags.find(s))
 	if len(ivs) == 0 {
 		return s
 	}

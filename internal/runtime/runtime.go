@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -47,19 +46,16 @@ func (l *SecretLog) add(v string) {
 	l.vals = append(l.vals, v)
 }
 
-// Reveals reports whether text contains a resolved secret value.
+// Reveals reports whether text contains a resolved secret value, whole
+// or, for a value of 12 or more characters, any 12-character run of it
+// compared case- and whitespace-normalised (redact.Reveals).
 func (l *SecretLog) Reveals(text string) bool {
 	if l == nil {
 		return false
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, v := range l.vals {
-		if strings.Contains(text, v) {
-			return true
-		}
-	}
-	return false
+	return redact.Reveals(text, l.vals...)
 }
 
 // EventSink receives evidence events.
