@@ -245,3 +245,29 @@ func BenchmarkCanonicalJSON(b *testing.B) {
 		}
 	}
 }
+
+func TestHashDefaultedMatchesHash(t *testing.T) {
+	t.Parallel()
+	files := exampleFiles(t)
+	more, _ := filepath.Glob("testdata/*.yaml")
+	for _, f := range append(files, more...) {
+		l, err := Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := Hash(l.Capability)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Hash != want {
+			t.Errorf("%s: Parse's hash %s, Hash %s", f, l.Hash, want)
+		}
+	}
+	big, err := Parse("big.yaml", bigCapability(t, 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := Hash(big.Capability); big.Hash != want {
+		t.Errorf("big: Parse's hash %s, Hash %s", big.Hash, want)
+	}
+}
