@@ -99,7 +99,7 @@ func parseUnverifiedContext(ctx context.Context, file string, data []byte) (*Loa
 	if ps := doc.semanticProblems(c); len(ps) > 0 {
 		return nil, &InvalidError{File: file, Problems: ps}
 	}
-	h, err := HashContext(ctx, c)
+	h, err := hashDefaulted(ctx, c)
 	if err != nil {
 		return nil, err
 	}
