@@ -113,6 +113,12 @@ func echoProxy(t *testing.T, target string, hijack bool) string {
 			r.ContentLength = int64(len(raw))
 		}
 		direct(r)
+		// MemberDesk answers a foreign Host 421 and a foreign Origin 403:
+		// the proxy speaks to it as itself.
+		r.Host = u.Host
+		if r.Header.Get("Origin") != "" {
+			r.Header.Set("Origin", u.Scheme+"://"+u.Host)
+		}
 		r.Header.Del("Accept-Encoding")
 	}
 	p.ModifyResponse = func(resp *http.Response) error {
