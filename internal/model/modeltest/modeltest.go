@@ -60,12 +60,6 @@ func Exercise(t *testing.T,
 	newServer func(tb testing.TB, stubs ...Stub) *Server,
 ) {
 	t.Helper()
-
-	type bundle struct {
-		srv *Server
-		m   model.Model
-		ctx context.Context
-	}
 	setup := func(t *testing.T, stubs ...Stub) bundle {
 		t.Helper()
 		srv := newServer(t, stubs...)
@@ -73,181 +67,197 @@ func Exercise(t *testing.T,
 		t.Cleanup(cancel)
 		return bundle{srv: srv, m: newModel(t, srv.BaseURL()), ctx: ctx}
 	}
-
-	t.Run("ValidTurn", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Reply(ValidTurn, model.Usage{InputTokens: 120, OutputTokens: 17}).WithModel("modeltest-model-2"))
-		resp, err := b.m.Decide(b.ctx, NewRequest())
-		if err != nil {
-			t.Fatalf("Decide: %v", err)
-		}
-		assertSameJSON(t, resp.Turn, ValidTurn)
-		if resp.Model != "modeltest-model-2" {
-			t.Errorf("Model = %q, want the answering model %q", resp.Model, "modeltest-model-2")
-		}
-		if b.m.ID() == "" {
-			t.Error("ID() is empty")
-		}
-	})
-
-	t.Run("TokensCounted", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Reply(ValidTurn, model.Usage{InputTokens: 120, OutputTokens: 17}))
-		resp, err := b.m.Decide(b.ctx, NewRequest())
-		if err != nil {
-			t.Fatalf("Decide: %v", err)
-		}
-		if want := (model.Usage{InputTokens: 120, OutputTokens: 17}); resp.Usage != want {
-			t.Errorf("Usage = %+v, want %+v", resp.Usage, want)
-		}
-		if resp.Usage.Total() != 137 {
-			t.Errorf("Usage.Total() = %d, want 137", resp.Usage.Total())
-		}
-	})
-
-	retried := []struct {
-		name   string
-		status int
+	cases := []struct {
+		name string
+		run  func(*testing.T, setupFunc)
 	}{
-		{"RetriesRateLimit", http.StatusTooManyRequests},
-		{"RetriesServerError", http.StatusInternalServerError},
+		{"ValidTurn", caseValidTurn},
+		{"TokensCounted", caseTokensCounted},
+		{"RetriesRateLimit", retries(http.StatusTooManyRequests)},
+		{"RetriesServerError", retries(http.StatusInternalServerError)},
+		{"RetriesExhausted", caseRetriesExhausted},
+		{"BadRequestNotRetried", caseBadRequestNotRetried},
+		{"MalformedBody", caseMalformedBody},
+		{"RawTurn", caseRawTurn},
+		{"CancelEndsHangingCall", caseCancelEndsHangingCall},
+		{"KeyAndContractOnTheWire", caseKeyAndContractOnTheWire},
+		{"ScreenshotAsImage", caseScreenshotAsImage},
 	}
-	for _, tc := range retried {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t, Fail(tc.status, "try again"), Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}))
-			resp, err := b.m.Decide(b.ctx, NewRequest())
-			if err != nil {
-				t.Fatalf("Decide after one %d: %v", tc.status, err)
-			}
-			assertSameJSON(t, resp.Turn, ValidTurn)
-			if n := len(b.srv.Requests()); n != 2 {
-				t.Errorf("requests = %d, want 2 (one retry)", n)
-			}
+			c.run(t, setup)
 		})
 	}
+}
 
-	t.Run("RetriesExhausted", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Fail(http.StatusServiceUnavailable, "overloaded").Always())
-		_, err := b.m.Decide(b.ctx, NewRequest())
-		if !errors.Is(err, model.ErrUnavailable) {
-			t.Fatalf("Decide against a failing provider = %v, want an error wrapping ErrUnavailable", err)
-		}
-		if n := len(b.srv.Requests()); n < 2 {
-			t.Errorf("requests = %d, want at least one retry", n)
-		}
-		assertNoKey(t, err)
-	})
+// bundle is one case's fake endpoint, adapter and deadline.
+type bundle struct {
+	srv *Server
+	m   model.Model
+	ctx context.Context
+}
 
-	t.Run("BadRequestNotRetried", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Fail(http.StatusBadRequest, "unknown model"))
-		_, err := b.m.Decide(b.ctx, NewRequest())
-		if err == nil {
-			t.Fatal("Decide after a 400 succeeded")
-		}
-		if errors.Is(err, model.ErrUnavailable) {
-			t.Errorf("a 400 is the request's fault, not an outage: %v", err)
-		}
-		if n := len(b.srv.Requests()); n != 1 {
-			t.Errorf("requests = %d, want 1 (a 400 is not retried)", n)
-		}
-	})
+// setupFunc starts a fake endpoint with stubs and an adapter pointed at it.
+type setupFunc func(t *testing.T, stubs ...Stub) bundle
 
-	t.Run("MalformedBody", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Raw(http.StatusOK, "application/json", "<html>502 Bad Gateway</html>"))
-		_, err := b.m.Decide(b.ctx, NewRequest())
-		if err == nil {
-			t.Fatal("Decide accepted a body that is not JSON")
-		}
-	})
-
-	t.Run("RawTurn", func(t *testing.T) {
-		t.Parallel()
-		const prose = "I think I should click the Save button."
-		b := setup(t, Reply(prose, model.Usage{InputTokens: 3, OutputTokens: 9}))
+// retries returns the case where one failure with status is retried once.
+func retries(status int) func(*testing.T, setupFunc) {
+	return func(t *testing.T, setup setupFunc) {
+		b := setup(t, Fail(status, "try again"), Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}))
 		resp, err := b.m.Decide(b.ctx, NewRequest())
 		if err != nil {
-			t.Fatalf("Decide: %v (a turn that is not JSON is the caller's to refuse)", err)
+			t.Fatalf("Decide after one %d: %v", status, err)
 		}
-		if string(resp.Turn) != prose {
-			t.Errorf("Turn = %q, want the raw text %q", resp.Turn, prose)
+		assertSameJSON(t, resp.Turn, ValidTurn)
+		if n := len(b.srv.Requests()); n != 2 {
+			t.Errorf("requests = %d, want 2 (one retry)", n)
 		}
-	})
+	}
+}
 
-	t.Run("CancelEndsHangingCall", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Hang())
-		ctx, cancel := context.WithTimeout(b.ctx, 200*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, err := b.m.Decide(ctx, NewRequest())
-		if elapsed := time.Since(start); elapsed > 5*time.Second {
-			t.Errorf("Decide took %s after its context ended", elapsed)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("Decide on a hanging server = %v, want context.DeadlineExceeded", err)
-		}
-	})
+func caseValidTurn(t *testing.T, setup setupFunc) {
+	b := setup(t, Reply(ValidTurn, model.Usage{InputTokens: 120, OutputTokens: 17}).WithModel("modeltest-model-2"))
+	resp, err := b.m.Decide(b.ctx, NewRequest())
+	if err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	assertSameJSON(t, resp.Turn, ValidTurn)
+	if resp.Model != "modeltest-model-2" {
+		t.Errorf("Model = %q, want the answering model %q", resp.Model, "modeltest-model-2")
+	}
+	if b.m.ID() == "" {
+		t.Error("ID() is empty")
+	}
+}
 
-	t.Run("KeyAndContractOnTheWire", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}))
-		req := NewRequest()
-		req.Corrective = "Your previous answer was refused: missing property reason."
-		if _, err := b.m.Decide(b.ctx, req); err != nil {
-			t.Fatalf("Decide: %v", err)
-		}
-		got := b.srv.Requests()[0]
-		auth, xkey := got.Header.Get("Authorization"), got.Header.Get("X-Api-Key")
-		if auth != "Bearer "+APIKey && xkey != APIKey {
-			t.Errorf("key not on the wire: Authorization=%q X-Api-Key=%q", auth, xkey)
-		}
-		var contract any
-		if err := json.Unmarshal(Contract, &contract); err != nil {
-			t.Fatal(err)
-		}
-		var body any
-		if err := json.Unmarshal(got.Body, &body); err != nil {
-			t.Fatalf("request body is not JSON: %v", err)
-		}
-		if !containsValue(body, contract) {
-			t.Errorf("request body does not carry the contract schema:\n%s", got.Body)
-		}
-		for _, s := range []string{req.System, req.Goal, req.Observation, req.Context[0], req.Corrective} {
-			if !containsText(body, s) {
-				t.Errorf("request body does not carry %q", s)
-			}
-		}
-		if bytes.Contains(got.Body, []byte(APIKey)) {
-			t.Error("the API key is in the request body")
-		}
-	})
+func caseTokensCounted(t *testing.T, setup setupFunc) {
+	b := setup(t, Reply(ValidTurn, model.Usage{InputTokens: 120, OutputTokens: 17}))
+	resp, err := b.m.Decide(b.ctx, NewRequest())
+	if err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	if want := (model.Usage{InputTokens: 120, OutputTokens: 17}); resp.Usage != want {
+		t.Errorf("Usage = %+v, want %+v", resp.Usage, want)
+	}
+	if resp.Usage.Total() != 137 {
+		t.Errorf("Usage.Total() = %d, want 137", resp.Usage.Total())
+	}
+}
 
-	t.Run("ScreenshotAsImage", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t,
-			Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}),
-			Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}))
-		req := NewRequest()
-		req.Screenshot = Screenshot
-		if _, err := b.m.Decide(b.ctx, req); err != nil {
-			t.Fatalf("Decide: %v", err)
+func caseRetriesExhausted(t *testing.T, setup setupFunc) {
+	b := setup(t, Fail(http.StatusServiceUnavailable, "overloaded").Always())
+	_, err := b.m.Decide(b.ctx, NewRequest())
+	if !errors.Is(err, model.ErrUnavailable) {
+		t.Fatalf("Decide against a failing provider = %v, want an error wrapping ErrUnavailable", err)
+	}
+	if n := len(b.srv.Requests()); n < 2 {
+		t.Errorf("requests = %d, want at least one retry", n)
+	}
+	assertNoKey(t, err)
+}
+
+func caseBadRequestNotRetried(t *testing.T, setup setupFunc) {
+	b := setup(t, Fail(http.StatusBadRequest, "unknown model"))
+	_, err := b.m.Decide(b.ctx, NewRequest())
+	if err == nil {
+		t.Fatal("Decide after a 400 succeeded")
+	}
+	if errors.Is(err, model.ErrUnavailable) {
+		t.Errorf("a 400 is the request's fault, not an outage: %v", err)
+	}
+	if n := len(b.srv.Requests()); n != 1 {
+		t.Errorf("requests = %d, want 1 (a 400 is not retried)", n)
+	}
+}
+
+func caseMalformedBody(t *testing.T, setup setupFunc) {
+	b := setup(t, Raw(http.StatusOK, "application/json", "<html>502 Bad Gateway</html>"))
+	_, err := b.m.Decide(b.ctx, NewRequest())
+	if err == nil {
+		t.Fatal("Decide accepted a body that is not JSON")
+	}
+}
+
+func caseRawTurn(t *testing.T, setup setupFunc) {
+	const prose = "I think I should click the Save button."
+	b := setup(t, Reply(prose, model.Usage{InputTokens: 3, OutputTokens: 9}))
+	resp, err := b.m.Decide(b.ctx, NewRequest())
+	if err != nil {
+		t.Fatalf("Decide: %v (a turn that is not JSON is the caller's to refuse)", err)
+	}
+	if string(resp.Turn) != prose {
+		t.Errorf("Turn = %q, want the raw text %q", resp.Turn, prose)
+	}
+}
+
+func caseCancelEndsHangingCall(t *testing.T, setup setupFunc) {
+	b := setup(t, Hang())
+	ctx, cancel := context.WithTimeout(b.ctx, 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := b.m.Decide(ctx, NewRequest())
+	if elapsed := time.Since(start); elapsed > 5*time.Second {
+		t.Errorf("Decide took %s after its context ended", elapsed)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Decide on a hanging server = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+func caseKeyAndContractOnTheWire(t *testing.T, setup setupFunc) {
+	b := setup(t, Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}))
+	req := NewRequest()
+	req.Corrective = "Your previous answer was refused: missing property reason."
+	if _, err := b.m.Decide(b.ctx, req); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	got := b.srv.Requests()[0]
+	auth, xkey := got.Header.Get("Authorization"), got.Header.Get("X-Api-Key")
+	if auth != "Bearer "+APIKey && xkey != APIKey {
+		t.Errorf("key not on the wire: Authorization=%q X-Api-Key=%q", auth, xkey)
+	}
+	var contract any
+	if err := json.Unmarshal(Contract, &contract); err != nil {
+		t.Fatal(err)
+	}
+	var body any
+	if err := json.Unmarshal(got.Body, &body); err != nil {
+		t.Fatalf("request body is not JSON: %v", err)
+	}
+	if !containsValue(body, contract) {
+		t.Errorf("request body does not carry the contract schema:\n%s", got.Body)
+	}
+	for _, s := range []string{req.System, req.Goal, req.Observation, req.Context[0], req.Corrective} {
+		if !containsText(body, s) {
+			t.Errorf("request body does not carry %q", s)
 		}
-		if _, err := b.m.Decide(b.ctx, NewRequest()); err != nil {
-			t.Fatalf("Decide: %v", err)
-		}
-		enc := base64.StdEncoding.EncodeToString(Screenshot)
-		reqs := b.srv.Requests()
-		if !bytes.Contains(reqs[0].Body, []byte(enc)) {
-			t.Errorf("the screenshot is not in the request body:\n%s", reqs[0].Body)
-		}
-		if !bytes.Contains(reqs[0].Body, []byte("image")) || bytes.Contains(reqs[1].Body, []byte(enc)) {
-			t.Error("want an image part only when the request has a screenshot")
-		}
-	})
+	}
+	if bytes.Contains(got.Body, []byte(APIKey)) {
+		t.Error("the API key is in the request body")
+	}
+}
+
+func caseScreenshotAsImage(t *testing.T, setup setupFunc) {
+	b := setup(t,
+		Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}),
+		Reply(ValidTurn, model.Usage{InputTokens: 1, OutputTokens: 1}))
+	req := NewRequest()
+	req.Screenshot = Screenshot
+	if _, err := b.m.Decide(b.ctx, req); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	if _, err := b.m.Decide(b.ctx, NewRequest()); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	enc := base64.StdEncoding.EncodeToString(Screenshot)
+	reqs := b.srv.Requests()
+	if !bytes.Contains(reqs[0].Body, []byte(enc)) {
+		t.Errorf("the screenshot is not in the request body:\n%s", reqs[0].Body)
+	}
+	if !bytes.Contains(reqs[0].Body, []byte("image")) || bytes.Contains(reqs[1].Body, []byte(enc)) {
+		t.Error("want an image part only when the request has a screenshot")
+	}
 }
 
 // assertSameJSON fails unless got and want are equal JSON values.
