@@ -629,16 +629,17 @@ type axWalk struct {
 	done    map[accessibility.NodeID]bool
 }
 
-// walk adds n (unless ignored) under parent and recurses; it returns n's
-// index, or -1 when n was ignored.
+// walk adds n (unless ignored or layout noise, see [axRole]) under parent
+// and recurses; it returns n's index, or -1 when n was left out.
 func (w *axWalk) walk(n *accessibility.Node, parent int, root bool) int {
 	if w.done[n.NodeID] {
 		return -1
 	}
 	w.done[n.NodeID] = true
 	idx, kept := -1, parent
-	if !n.Ignored || root {
-		idx = w.a.add(w.f, n, parent)
+	role, noise := axRole(axString(n.Role))
+	if (!n.Ignored && !noise) || root {
+		idx = w.a.add(w.f, n, role, parent)
 		kept = idx
 	}
 	for _, cid := range n.ChildIDs {
@@ -654,11 +655,11 @@ func (w *axWalk) walk(n *accessibility.Node, parent int, root bool) int {
 	return idx
 }
 
-func (a *assembler) add(f *frameRec, n *accessibility.Node, parent int) int {
+func (a *assembler) add(f *frameRec, n *accessibility.Node, role string, parent int) int {
 	idx := len(a.nodes)
 	node := domain.Node{
 		Index:       idx,
-		Role:        axString(n.Role),
+		Role:        role,
 		Name:        axString(n.Name),
 		Value:       axString(n.Value),
 		Description: axString(n.Description),
@@ -754,7 +755,7 @@ func addDialog(s *domain.UiSnapshot, d *dialogState) {
 	}
 	di := len(s.Nodes)
 	s.Nodes = append(s.Nodes, domain.Node{
-		Index: di, Path: path, Role: "alertdialog", Name: d.msg,
+		Index: di, Path: path, Role: domain.RoleAlertDialog, Name: d.msg,
 		States: domain.NodeStates{Modal: true, Focused: true}, Parent: parent, Depth: depth,
 		Children: []int{di + 1, di + 2},
 	})
@@ -763,7 +764,7 @@ func addDialog(s *domain.UiSnapshot, d *dialogState) {
 	}
 	for k, b := range []struct{ name, ref string }{{"OK", refDialogAccept}, {"Cancel", refDialogDismiss}} {
 		s.Nodes = append(s.Nodes, domain.Node{
-			Index: di + 1 + k, Path: path + "." + strconv.Itoa(k), Role: "button", Name: b.name,
+			Index: di + 1 + k, Path: path + "." + strconv.Itoa(k), Role: domain.RoleButton, Name: b.name,
 			Description: d.msg, States: domain.NodeStates{Focusable: true}, Parent: di, Depth: depth + 1,
 			Ref: b.ref,
 		})
