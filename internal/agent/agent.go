@@ -385,7 +385,7 @@ func (l *loop) expandURL(u string) string {
 // progressKey is what "no progress" is judged by: the surface's own key
 // when it has one (application state), else a projection of the screen.
 func (l *loop) progressKey(s *domain.UiSnapshot) string {
-	if pk, ok := l.cfg.Surface.(interface{ ProgressKey() string }); ok {
+	if pk, ok := l.cfg.Surface.(surface.ProgressKeyer); ok {
 		return pk.ProgressKey()
 	}
 	type item struct{ Role, Name, Value, Frame string }

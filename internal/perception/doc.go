@@ -1,14 +1,16 @@
 // Package perception turns a raw observation of a surface into the
 // normalised snapshot that targeting, predicates and models read.
 //
-// [Normalize] maps a raw [domain.UiSnapshot] (for the browser: Chromium's
-// Accessibility.getFullAXTree of every frame) to a new snapshot in which
+// [Normalize] maps a raw [domain.UiSnapshot], whose roles the adapter has
+// already mapped to domain's canonical vocabulary, to a new snapshot in
+// which
 //
-//   - roles are canonical lowercase ARIA-style names ([CanonicalRole]);
+//   - roles are in canonical spelling ([CanonicalRole]: ARIA synonyms and
+//     case folded); perception never translates a platform's role names
+//     (Chromium's, AT-SPI's): that is each adapter's job;
 //   - accessible names are cleaned ([CleanName]);
-//   - layout noise is dropped and its children re-parented to the nearest
-//     kept ancestor (inline text boxes, line breaks, unnamed generic
-//     containers, empty text, hidden nodes);
+//   - noise is dropped and its children re-parented to the nearest
+//     kept ancestor (unnamed generic containers, empty text, hidden nodes);
 //   - nodes are in document order, frame by frame, with Index, Parent,
 //     Children, Depth and a stable structural Path rewritten;
 //   - every node carries its Region (enclosing named landmark, else nearest
@@ -29,5 +31,6 @@
 // and tests of this package and of its consumers.
 //
 // Every function is pure and safe for concurrent use; none mutates its
-// input.
+// input. The package must never do I/O, and never know about a surface
+// adapter or a platform's role names.
 package perception

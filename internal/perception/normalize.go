@@ -35,13 +35,14 @@ const (
 // roots in raw index order; within a tree nodes are in pre-order (document
 // order). A subtree therefore occupies a contiguous index range.
 //
-// Roles are mapped with [CanonicalRole]; names (and descriptions) are
-// cleaned with [CleanName]; values are kept as they are.
+// Roles arrive canonical (each adapter maps its platform's roles, see
+// domain/roles.go); [CanonicalRole] only folds ARIA synonyms and case. Names
+// (and descriptions) are cleaned with [CleanName]; values are kept as they
+// are.
 //
 // Dropped (the children of a dropped node are re-parented to its nearest kept
 // ancestor; a tree's root is never dropped):
 //   - hidden nodes (States.Hidden);
-//   - inlinetextbox and linebreak;
 //   - generic and none (including "presentation") nodes with no name, no
 //     value and not focusable;
 //   - text nodes with no name and no value.

@@ -149,22 +149,15 @@ func TestNormalizeAliasing(t *testing.T) {
 func TestCanonicalRole(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ raw, want string }{
-		{"RootWebArea", "document"},
-		{"WebArea", "document"},
-		{"Iframe", "iframe"},
-		{"StaticText", "text"},
-		{"LayoutTable", "table"},
-		{"LayoutTableRow", "row"},
-		{"LayoutTableCell", "cell"},
 		{"gridcell", "cell"},
-		{"MenuListOption", "option"},
-		{"MenuListPopup", "listbox"},
-		{"LabelText", "label"},
 		{"searchbox", "searchbox"},
 		{"image", "img"},
 		{"presentation", "none"},
 		{"button", "button"},
 		{"AlertDialog", "alertdialog"},
+		// Platform spellings are the adapter's to map: perception only
+		// folds case (surface/browser maps "RootWebArea" to "document").
+		{"RootWebArea", "rootwebarea"},
 		{"", ""},
 	}
 	for _, tt := range tests {
@@ -173,11 +166,6 @@ func TestCanonicalRole(t *testing.T) {
 		}
 		if got := CanonicalRole(tt.want); got != tt.want {
 			t.Errorf("CanonicalRole(%q) = %q: not idempotent", tt.want, got)
-		}
-	}
-	for raw, c := range RoleAliases() {
-		if CanonicalRole(c) != c {
-			t.Errorf("alias %q -> %q is not a fixed point", raw, c)
 		}
 	}
 }
@@ -214,8 +202,6 @@ func TestNormalizeDropAndReparent(t *testing.T) {
 	}
 	for _, n := range s.Nodes {
 		switch {
-		case n.Role == "inlinetextbox", n.Role == "linebreak":
-			t.Errorf("%s %s kept", n.Role, n.Path)
 		case n.Role == "text" && n.Name == "" && n.Value == "":
 			t.Errorf("empty text kept at %s", n.Path)
 		case n.Name == "Delete":
@@ -343,21 +329,22 @@ func TestNormalizePathsStable(t *testing.T) {
 func TestFingerprints(t *testing.T) {
 	t.Parallel()
 	base := loadRaw(t, "dropping.json")
+	const textbox, search = 5, 15 // the textbox "Member ID" and the button "Search"
 	tests := []struct {
 		name      string
 		change    func(s *domain.UiSnapshot)
 		sameSnap  bool
 		sameNodes bool
 	}{
-		{"value only", func(s *domain.UiSnapshot) { s.Nodes[6].Value = "12345" }, true, true},
+		{"value only", func(s *domain.UiSnapshot) { s.Nodes[textbox].Value = "12345" }, true, true},
 		{"states and bounds", func(s *domain.UiSnapshot) {
-			s.Nodes[6].States.Focused = true
-			s.Nodes[6].Bounds = domain.Rect{X: 1, Y: 2, W: 3, H: 4}
-			s.Nodes[6].Ref = "other"
+			s.Nodes[textbox].States.Focused = true
+			s.Nodes[textbox].Bounds = domain.Rect{X: 1, Y: 2, W: 3, H: 4}
+			s.Nodes[textbox].Ref = "other"
 		}, true, true},
-		{"case and punctuation of a name", func(s *domain.UiSnapshot) { s.Nodes[17].Name = "search!" }, true, true},
-		{"name", func(s *domain.UiSnapshot) { s.Nodes[17].Name = "Find member" }, false, false},
-		{"role", func(s *domain.UiSnapshot) { s.Nodes[17].Role = "link" }, false, false},
+		{"case and punctuation of a name", func(s *domain.UiSnapshot) { s.Nodes[search].Name = "search!" }, true, true},
+		{"name", func(s *domain.UiSnapshot) { s.Nodes[search].Name = "Find member" }, false, false},
+		{"role", func(s *domain.UiSnapshot) { s.Nodes[search].Role = "link" }, false, false},
 	}
 	a := Normalize(base)
 	for _, tt := range tests {

@@ -8,8 +8,8 @@ import (
 )
 
 // Synthetic returns a RAW snapshot of about n nodes (at least n, and at most
-// about a hundred more), shaped like Chromium's accessibility tree of a back-office
-// page, for benchmarks and tests. It is deterministic for a given (n, seed):
+// about a hundred more), shaped like a browser adapter's snapshot of a
+// back-office page (canonical roles), for benchmarks and tests. It is deterministic for a given (n, seed):
 // the seed drives an explicit PCG generator, never a global one.
 //
 // Shape: a top document ("") with a banner, a navigation landmark
@@ -22,9 +22,9 @@ import (
 // in an iframe whose document is frame "content" (linked under the Iframe
 // node for even seeds, parentless for odd ones). The last section of the top
 // document is titled "Final" and holds the only button named "Submit final".
-// Text comes as StaticText with InlineTextBox children, containers are
-// wrapped in unnamed generic nodes, and some nodes are hidden, so
-// [Normalize] has noise to drop.
+// Containers are wrapped in unnamed generic nodes, some table cells are
+// empty, and some nodes are hidden, so [Normalize] has
+// noise to drop.
 func Synthetic(n int, seed int64) *domain.UiSnapshot {
 	b := &synth{
 		rng: rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)),
@@ -35,7 +35,7 @@ func Synthetic(n int, seed int64) *domain.UiSnapshot {
 			Nodes:      make([]domain.Node, 0, n+64),
 		},
 	}
-	top := b.add(-1, "RootWebArea", "Synthetic bank")
+	top := b.add(-1, domain.RoleDocument, "Synthetic bank")
 	b.s.Frames = append(b.s.Frames, domain.Frame{ID: "F0", Path: "", URL: b.s.URL, HTTPStatus: 200, Root: top})
 	page := b.add(top, "generic", "")
 	banner := b.add(page, "banner", "")
@@ -55,11 +55,11 @@ func Synthetic(n int, seed int64) *domain.UiSnapshot {
 		b.section(main, sec, "Section "+strconv.Itoa(sec))
 		sec++
 		if iframe < 0 && len(b.s.Nodes) > topBudget/2 {
-			iframe = b.add(main, "Iframe", "Details")
+			iframe = b.add(main, domain.RoleIframe, "Details")
 		}
 	}
 	if iframe < 0 {
-		iframe = b.add(main, "Iframe", "Details")
+		iframe = b.add(main, domain.RoleIframe, "Details")
 	}
 	b.section(main, sec, "Final")
 	fin := b.s.Nodes[main].Children[len(b.s.Nodes[main].Children)-1]
@@ -71,7 +71,7 @@ func Synthetic(n int, seed int64) *domain.UiSnapshot {
 	if seed%2 != 0 {
 		parent = -1
 	}
-	root := b.add(parent, "RootWebArea", "Details")
+	root := b.add(parent, domain.RoleDocument, "Details")
 	b.s.Frames = append(b.s.Frames, domain.Frame{ID: "F1", Name: "content", Path: "content", URL: b.s.URL + "/details", HTTPStatus: 200, Root: root})
 	body := b.add(root, "generic", "")
 	for i := 0; len(b.s.Nodes) < n; i++ {
@@ -103,8 +103,7 @@ func (b *synth) add(parent int, role, name string) int {
 }
 
 func (b *synth) text(parent int, s string) {
-	t := b.add(parent, "StaticText", s)
-	b.add(t, "InlineTextBox", s)
+	b.add(parent, domain.RoleText, s)
 }
 
 func (b *synth) heading(parent int, name string, level int) {
@@ -136,7 +135,7 @@ func (b *synth) section(parent, sec int, title string) {
 
 	form := b.add(wrap, "form", "Search "+s)
 	field := b.add(form, "generic", "")
-	label := b.add(field, "LabelText", "")
+	label := b.add(field, domain.RoleLabel, "")
 	b.text(label, "Member ID")
 	tb := b.add(field, "textbox", "Member ID")
 	b.s.Nodes[tb].States.Focusable = true
@@ -148,26 +147,25 @@ func (b *synth) section(parent, sec int, title string) {
 	b.button(form, "Search")
 	b.button(form, "Clear")
 
-	table := b.add(wrap, "LayoutTable", "")
+	table := b.add(wrap, domain.RoleTable, "")
 	rows := 2 + b.rng.IntN(5)
 	for r := 0; r < rows; r++ {
-		row := b.add(table, "LayoutTableRow", "")
+		row := b.add(table, domain.RoleRow, "")
 		label := "Account " + s + "." + strconv.Itoa(r)
-		c := b.add(row, "LayoutTableCell", label)
+		c := b.add(row, domain.RoleCell, label)
 		b.text(c, label)
 		value := "$" + strconv.Itoa(b.rng.IntN(100000)) + "." + strconv.Itoa(10+b.rng.IntN(90))
-		c = b.add(row, "LayoutTableCell", value)
+		c = b.add(row, domain.RoleCell, value)
 		b.text(c, value)
-		c = b.add(row, "LayoutTableCell", "")
+		c = b.add(row, domain.RoleCell, "")
 		b.button(c, "Edit")
 	}
 
 	p := b.add(wrap, "paragraph", "")
 	b.text(p, "Balances as of\u00a0today,  in  USD.")
-	b.add(p, "LineBreak", "\n")
 	b.text(p, "Contact support for corrections.")
 	if b.rng.IntN(4) == 0 {
-		// Chromium flags every node of a hidden subtree.
+		// A browser flags every node of a hidden subtree.
 		h := b.button(wrap, "Hidden action")
 		for i := h; i < len(b.s.Nodes); i++ {
 			b.s.Nodes[i].States.Hidden = true

@@ -148,9 +148,7 @@ func (d *Dispatcher) WaitChange(ctx context.Context, since uint64) error {
 // last snapshot is returned again (callers must not modify snapshots).
 func (d *Dispatcher) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	if d.last != nil {
-		probe, cancel := context.WithCancel(ctx)
-		cancel()
-		if err := d.surface.WaitChange(probe, d.last.Seq); errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		if changed, err := d.surface.ChangedSince(ctx, d.last.Seq); err == nil && !changed && ctx.Err() == nil {
 			return d.last, nil
 		}
 		d.last = nil

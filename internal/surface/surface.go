@@ -1,7 +1,12 @@
 // Package surface declares the Surface port: the one interface through which
-// cua observes and acts on an application. Adapters live in subpackages
-// (browser, sim, later state and desktop) and are held to one conformance
-// suite, surfacetest.
+// cua observes and acts on an application, its sentinel errors, and the
+// named optional abilities an adapter may add ([ProgressKeyer]). Adapters
+// live in subpackages (browser, sim, state, later desktop) and are held to
+// one conformance suite, surfacetest.
+//
+// The port speaks canonical roles only (the vocabulary in domain/roles.go):
+// each adapter maps its platform's role names inside itself. This package
+// must never hold adapter code, platform role names, or engine logic.
 //
 // Only internal/runtime calls Dispatch (DESIGN invariant 2, checked by
 // internal/archtest), and Dispatch takes a policy.AuthorizedAction, which
@@ -23,8 +28,10 @@ import (
 // surface. Every blocking method honours ctx's deadline.
 type Surface interface {
 	// Observe returns the current snapshot. Seq increases with each call.
-	// It returns an error wrapping ErrCrashed when the application or its
-	// browser is gone.
+	// Every node's Role is a canonical role (domain.IsRole): the adapter
+	// has mapped its platform's role names and left out platform layout
+	// noise. It returns an error wrapping ErrCrashed when the application
+	// or its browser is gone.
 	Observe(ctx context.Context) (*domain.UiSnapshot, error)
 
 	// Dispatch performs one authorized action on the node it names. It
@@ -44,14 +51,41 @@ type Surface interface {
 	// It returns nil immediately when a change is already pending.
 	WaitChange(ctx context.Context, since uint64) error
 
-	// Screenshot returns a PNG of the current view, or ErrNoFrame for a
-	// surface without pixels. Raw screenshots are runtime inputs, never
-	// evidence, unless redacted first (invariant 11).
-	Screenshot(ctx context.Context) ([]byte, error)
+	// ChangedSince reports, without waiting, whether the surface has seen a
+	// change (as WaitChange counts them) after the observation with
+	// sequence number since: true exactly when WaitChange(since) would
+	// return nil at once. A since the surface no longer remembers counts as
+	// changed. It returns an error wrapping ErrCrashed when the
+	// application is gone. The runtime uses it to reuse its last snapshot.
+	ChangedSince(ctx context.Context, since uint64) (bool, error)
+
+	Screenshotter
 
 	// Close ends the session and releases its resources. It is safe to call
 	// more than once.
 	Close() error
+}
+
+// Screenshotter is the screenshot ability. Every Surface has it, because
+// the engine's callers (discovery's model prompts, the console, evidence)
+// ask any surface for pixels; a surface without pixels answers ErrNoFrame.
+// A consumer that needs nothing else declares its dependency on this.
+type Screenshotter interface {
+	// Screenshot returns a PNG of the current view, or ErrNoFrame for a
+	// surface without pixels. Raw screenshots are runtime inputs, never
+	// evidence, unless redacted first (invariant 11).
+	Screenshot(ctx context.Context) ([]byte, error)
+}
+
+// ProgressKeyer is the optional ability of a state-driven surface to name
+// its application's own progress: ProgressKey returns a bounded,
+// order-independent key of the app state (perception.StableProgressKey)
+// that changes exactly when the application made progress. Callers
+// type-assert a Surface to it; without it they judge progress from the
+// screen. It must not block and is safe to call between the surface's
+// other methods.
+type ProgressKeyer interface {
+	ProgressKey() string
 }
 
 // Result reports what a dispatch observably did.

@@ -13,14 +13,14 @@ func anchor(rel domain.AnchorRelation, text string) *domain.Anchor {
 // forms is a fixture of label/control layouts.
 func forms(tb testing.TB) *domain.UiSnapshot {
 	tb.Helper()
-	return build(tb, n("RootWebArea", "Forms",
+	return build(tb, n("document", "Forms",
 		n("form", "Transfer",
 			// label then control, siblings after an unnamed wrapper is dropped
-			n("generic", "", n("LabelText", "", text("Account number")), n("textbox", "")),
+			n("generic", "", n("label", "", text("Account number")), n("textbox", "")),
 			// control inside its label
-			n("LabelText", "", text("Nickname"), n("textbox", "")),
+			n("label", "", text("Nickname"), n("textbox", "")),
 			// label split over two text nodes
-			n("LabelText", "", text("Routing"), n("strong", "", text("number"))),
+			n("label", "", text("Routing"), n("strong", "", text("number"))),
 			n("textbox", ""),
 			// control before its label
 			n("group", "", n("checkbox", ""), text("Remember me")),
@@ -41,7 +41,7 @@ func forms(tb testing.TB) *domain.UiSnapshot {
 // now "Find member", next to a "Clear" button.
 func renamed(tb testing.TB) *domain.UiSnapshot {
 	tb.Helper()
-	return build(tb, n("RootWebArea", "Members",
+	return build(tb, n("document", "Members",
 		n("table", "",
 			n("row", "",
 				n("cell", "Member", text("Member")),
@@ -51,7 +51,7 @@ func renamed(tb testing.TB) *domain.UiSnapshot {
 			),
 		),
 		n("group", "",
-			n("LabelText", "", text("Member")),
+			n("label", "", text("Member")),
 			n("button", "Find member", text("Find member")).withCSS("#search2"),
 			n("button", "Clear", text("Clear")),
 		),
@@ -62,22 +62,22 @@ func renamed(tb testing.TB) *domain.UiSnapshot {
 // nested layout table of label/value rows.
 func nested(tb testing.TB) *domain.UiSnapshot {
 	tb.Helper()
-	return build(tb, n("RootWebArea", "Balances",
-		n("LayoutTable", "",
-			n("LayoutTableRow", "",
-				n("LayoutTableCell", "Savings Balance $1,234.56 Checking Balance $5.00",
-					n("LayoutTable", "",
-						n("LayoutTableRow", "",
-							n("LayoutTableCell", "Savings Balance", text("Savings Balance")),
-							n("LayoutTableCell", "$1,234.56", text("$1,234.56")),
+	return build(tb, n("document", "Balances",
+		n("table", "",
+			n("row", "",
+				n("cell", "Savings Balance $1,234.56 Checking Balance $5.00",
+					n("table", "",
+						n("row", "",
+							n("cell", "Savings Balance", text("Savings Balance")),
+							n("cell", "$1,234.56", text("$1,234.56")),
 						),
-						n("LayoutTableRow", "",
-							n("LayoutTableCell", "Checking Balance", text("Checking Balance")),
-							n("LayoutTableCell", "$5.00", text("$5.00")),
+						n("row", "",
+							n("cell", "Checking Balance", text("Checking Balance")),
+							n("cell", "$5.00", text("$5.00")),
 						),
 					),
 				),
-				n("LayoutTableCell", "Outer value", text("Outer value")),
+				n("cell", "Outer value", text("Outer value")),
 			),
 		),
 	))

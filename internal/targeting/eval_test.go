@@ -91,7 +91,7 @@ func TestEval(t *testing.T) {
 func TestEvalJSDialogNodes(t *testing.T) {
 	t.Parallel()
 	s := build(t,
-		n("RootWebArea", "Page", n("button", "Close account", text("Close account"))),
+		n("document", "Page", n("button", "Close account", text("Close account"))),
 		n("alertdialog", "Close the account?", n("button", "OK"), n("button", "Cancel")),
 	)
 	for _, p := range []domain.Predicate{

@@ -22,7 +22,7 @@ func (t tn) in(frame string) tn           { t.frame = frame; return t }
 func (t tn) state(s domain.NodeStates) tn { t.st = s; return t }
 
 // text is a StaticText node as Chromium reports it, with its inline box.
-func text(s string) tn { return n("StaticText", s, n("InlineTextBox", s)) }
+func text(s string) tn { return n("text", s) }
 
 // build flattens roots into a raw snapshot (each root with its frame
 // listed in Frames) and normalises it.
@@ -77,7 +77,7 @@ func exact(s string) *domain.NameMatch { return &domain.NameMatch{Value: s, Matc
 func desk(tb testing.TB) *domain.UiSnapshot {
 	tb.Helper()
 	return build(tb,
-		n("RootWebArea", "Member desk",
+		n("document", "Member desk",
 			n("generic", "",
 				n("banner", "", n("heading", "CU Back Office", text("CU Back Office"))),
 				n("navigation", "Primary",
@@ -88,7 +88,7 @@ func desk(tb testing.TB) *domain.UiSnapshot {
 					n("heading", "Member search", text("Member search")),
 					n("form", "Member lookup",
 						n("generic", "",
-							n("LabelText", "", text("Member ID")),
+							n("label", "", text("Member ID")),
 							n("textbox", "Member ID").val("12345").withCSS("#member-id").state(domain.NodeStates{Focusable: true, Editable: true}),
 						),
 						n("button", "Search", text("Search")).withCSS("#search-btn"),
@@ -119,11 +119,11 @@ func desk(tb testing.TB) *domain.UiSnapshot {
 				),
 			),
 		),
-		n("RootWebArea", "Content",
+		n("document", "Content",
 			n("heading", "Details", text("Details")),
 			n("button", "Search", text("Search")),
 		).in("content"),
-		n("RootWebArea", "Inner",
+		n("document", "Inner",
 			n("button", "Help", text("Help")),
 		).in("content/inner"),
 	)

@@ -13,22 +13,22 @@ import (
 func TestLabelAndValueLayouts(t *testing.T) {
 	t.Parallel()
 	layouts := map[string]*domain.UiSnapshot{
-		"one text node": build(t, n("RootWebArea", "Member",
+		"one text node": build(t, n("document", "Member",
 			n("heading", "Member", text("Member")),
 			n("paragraph", "", text("Name: Jane Roe")),
 			n("paragraph", "", text("Status: Active")),
 		)),
-		"two inline elements": build(t, n("RootWebArea", "Member",
+		"two inline elements": build(t, n("document", "Member",
 			n("heading", "Member", text("Member")),
 			n("paragraph", "", text("Name:"), text("Jane Roe")),
 			n("paragraph", "", text("Status:"), text("Active")),
 		)),
-		"two elements in a definition list": build(t, n("RootWebArea", "Member",
-			n("DescriptionList", "",
-				n("DescriptionListTerm", "", text("Name:")),
-				n("DescriptionListDetail", "", text("Jane Roe")),
-				n("DescriptionListTerm", "", text("Status:")),
-				n("DescriptionListDetail", "", text("Active")),
+		"two elements in a definition list": build(t, n("document", "Member",
+			n("list", "",
+				n("term", "", text("Name:")),
+				n("definition", "", text("Jane Roe")),
+				n("term", "", text("Status:")),
+				n("definition", "", text("Active")),
 			),
 		)),
 	}
@@ -73,13 +73,13 @@ func TestLabelAndValueLayouts(t *testing.T) {
 // wins. Two real labels stay ambiguous.
 func TestAnchorProseDoesNotAmbiguate(t *testing.T) {
 	t.Parallel()
-	s := build(t, n("RootWebArea", "Lookup",
+	s := build(t, n("document", "Lookup",
 		n("main", "",
 			n("heading", "Member ID", text("Member ID")),
 			n("textbox", "Quick search"),
 			n("paragraph", "", text("Enter the"), n("strong", "", text("Member ID")), text("below, then press Search.")),
 			n("textbox", "Notes"),
-			n("group", "", n("LabelText", "", text("Member ID")), n("textbox", "")),
+			n("group", "", n("label", "", text("Member ID")), n("textbox", "")),
 			n("button", "Search", text("Search")),
 		),
 	))
@@ -88,7 +88,7 @@ func TestAnchorProseDoesNotAmbiguate(t *testing.T) {
 			want{role: "textbox", name: "", strategy: domain.StrategyStructuralAnchor, cands: 1})
 	}
 	// Without the real label, the prose still anchors (and honestly).
-	noLabel := build(t, n("RootWebArea", "Lookup",
+	noLabel := build(t, n("document", "Lookup",
 		n("main", "",
 			n("heading", "Member ID", text("Member ID")),
 			n("textbox", "Quick search"),
@@ -96,9 +96,9 @@ func TestAnchorProseDoesNotAmbiguate(t *testing.T) {
 	))
 	checkResolve(t, noLabel, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelAdjacentTo, "Member ID")},
 		want{role: "textbox", name: "Quick search", strategy: domain.StrategyStructuralAnchor})
-	two := build(t, n("RootWebArea", "Lookup",
-		n("group", "", n("LabelText", "", text("Member ID")), n("textbox", "")),
-		n("group", "", n("LabelText", "", text("Member ID")), n("textbox", "")),
+	two := build(t, n("document", "Lookup",
+		n("group", "", n("label", "", text("Member ID")), n("textbox", "")),
+		n("group", "", n("label", "", text("Member ID")), n("textbox", "")),
 	))
 	checkResolve(t, two, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelAdjacentTo, "Member ID")},
 		want{code: domain.CodeTargetAmbiguous, msg: []string{"2 candidates"}})
@@ -109,13 +109,13 @@ func TestAnchorProseDoesNotAmbiguate(t *testing.T) {
 func TestScopeFrameByTitle(t *testing.T) {
 	t.Parallel()
 	raw := &domain.UiSnapshot{URL: "https://bank.example/", Nodes: []domain.Node{
-		{Index: 0, Role: "RootWebArea", Name: "Desk", Parent: -1, Children: []int{1, 2, 3}},
-		{Index: 1, Role: "Iframe", Name: "Statement viewer", Parent: 0},
-		{Index: 2, Role: "Iframe", Name: "Help", Parent: 0},
+		{Index: 0, Role: "document", Name: "Desk", Parent: -1, Children: []int{1, 2, 3}},
+		{Index: 1, Role: "iframe", Name: "Statement viewer", Parent: 0},
+		{Index: 2, Role: "iframe", Name: "Help", Parent: 0},
 		{Index: 3, Role: "button", Name: "Print", Parent: 0},
-		{Index: 4, Role: "RootWebArea", Name: "Statement 2026-11", Parent: -1, Children: []int{5}, Frame: "frame1"},
+		{Index: 4, Role: "document", Name: "Statement 2026-11", Parent: -1, Children: []int{5}, Frame: "frame1"},
 		{Index: 5, Role: "button", Name: "Print", Parent: 4, Frame: "frame1"},
-		{Index: 6, Role: "RootWebArea", Name: "Help center", Parent: -1, Children: []int{7}, Frame: "frame2"},
+		{Index: 6, Role: "document", Name: "Help center", Parent: -1, Children: []int{7}, Frame: "frame2"},
 		{Index: 7, Role: "button", Name: "Print", Parent: 6, Frame: "frame2"},
 	}, Frames: []domain.Frame{
 		{ID: "top", Path: "", Root: 0},

@@ -61,7 +61,7 @@ func TestSynthesizeOrdinal(t *testing.T) {
 	row := func() tn {
 		return n("row", "", n("cell", "Item", text("Item")), n("cell", "", n("button", "Remove", text("Remove"))))
 	}
-	s := build(t, n("RootWebArea", "List", n("heading", "Cart", text("Cart")), n("table", "", row(), row(), row())))
+	s := build(t, n("document", "List", n("heading", "Cart", text("Cart")), n("table", "", row(), row(), row())))
 	i := find(t, s, "button", "Remove", 2)
 	got, err := Synthesize(s, i)
 	if err != nil {
@@ -127,14 +127,14 @@ func TestSynthesizeForReadIsValueIndependent(t *testing.T) {
 	s := perception.Normalize(&domain.UiSnapshot{
 		Frames: []domain.Frame{{Path: "", Root: 0}},
 		Nodes: []domain.Node{
-			{Index: 0, Role: "RootWebArea", Parent: -1, Children: []int{1}},
-			{Index: 1, Role: "LayoutTable", Parent: 0, Children: []int{2, 5}},
-			{Index: 2, Role: "LayoutTableRow", Parent: 1, Children: []int{3, 4}},
-			{Index: 3, Role: "LayoutTableCell", Name: "Savings Balance", Parent: 2},
-			{Index: 4, Role: "LayoutTableCell", Name: "$1,234.56", Parent: 2},
-			{Index: 5, Role: "LayoutTableRow", Parent: 1, Children: []int{6, 7}},
-			{Index: 6, Role: "LayoutTableCell", Name: "Status", Parent: 5},
-			{Index: 7, Role: "LayoutTableCell", Name: "Active", Parent: 5},
+			{Index: 0, Role: "document", Parent: -1, Children: []int{1}},
+			{Index: 1, Role: "table", Parent: 0, Children: []int{2, 5}},
+			{Index: 2, Role: "row", Parent: 1, Children: []int{3, 4}},
+			{Index: 3, Role: "cell", Name: "Savings Balance", Parent: 2},
+			{Index: 4, Role: "cell", Name: "$1,234.56", Parent: 2},
+			{Index: 5, Role: "row", Parent: 1, Children: []int{6, 7}},
+			{Index: 6, Role: "cell", Name: "Status", Parent: 5},
+			{Index: 7, Role: "cell", Name: "Active", Parent: 5},
 		},
 	})
 	var value int = -1
@@ -157,12 +157,12 @@ func TestRowOfSkipsBlankSpacerCells(t *testing.T) {
 	s := perception.Normalize(&domain.UiSnapshot{
 		Frames: []domain.Frame{{Path: "", Root: 0}},
 		Nodes: []domain.Node{
-			{Index: 0, Role: "RootWebArea", Parent: -1, Children: []int{1}},
-			{Index: 1, Role: "LayoutTable", Parent: 0, Children: []int{2}},
-			{Index: 2, Role: "LayoutTableRow", Parent: 1, Children: []int{3, 4, 5}},
-			{Index: 3, Role: "LayoutTableCell", Name: "Status", Parent: 2},
-			{Index: 4, Role: "LayoutTableCell", Parent: 2},
-			{Index: 5, Role: "LayoutTableCell", Name: "Active", Parent: 2},
+			{Index: 0, Role: "document", Parent: -1, Children: []int{1}},
+			{Index: 1, Role: "table", Parent: 0, Children: []int{2}},
+			{Index: 2, Role: "row", Parent: 1, Children: []int{3, 4, 5}},
+			{Index: 3, Role: "cell", Name: "Status", Parent: 2},
+			{Index: 4, Role: "cell", Parent: 2},
+			{Index: 5, Role: "cell", Name: "Active", Parent: 2},
 		},
 	})
 	d := domain.TargetDescriptor{Role: "cell", Anchor: &domain.Anchor{Relation: domain.RelRowOf, Text: "Status"}}

@@ -9,13 +9,15 @@
 // out-of-process iframe it has attached, reads Accessibility.getFullAXTree per
 // frame (the main frame's tree stops at an Iframe node), takes every layout
 // box of a target in one DOMSnapshot.captureSnapshot joined on backend node
-// id, and stitches the frames into one RAW [domain.UiSnapshot]: Chromium's
-// role strings ("RootWebArea", "StaticText", "LayoutTableCell", "textbox"),
-// no node dropped except ignored ones (whose children are re-parented to the
-// nearest kept ancestor), bounds in page CSS pixels (the top document's
-// coordinates, independent of scrolling), Frame as the path of frame names
-// (the iframe's name attribute, else its id). perception.Normalize
-// canonicalises the result.
+// id, and stitches the frames into one RAW [domain.UiSnapshot]: roles mapped
+// from Chromium's spellings ("RootWebArea", "StaticText", "LayoutTableCell")
+// to domain's canonical roles ("document", "text", "cell") by the table in
+// role.go, no node dropped except ignored ones and Chromium's layout noise
+// (InlineTextBox, LineBreak), whose children are re-parented to the nearest
+// kept ancestor, bounds in page CSS pixels (the top document's coordinates,
+// independent of scrolling), Frame as the path of frame names (the iframe's
+// name attribute, else its id). perception.Normalize cleans the result; no
+// package outside this one ever sees a Chromium role name.
 //
 // A frame's accessibility tree is cached and fetched again only when the
 // frame changed: a change counter per frame is bumped by navigation and

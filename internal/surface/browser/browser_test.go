@@ -25,7 +25,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cuahq/cua/internal/domain"
-	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/surface/surfacetest"
@@ -248,7 +247,7 @@ func TestFramesBoundsAndClick(t *testing.T) {
 		t.Fatalf("no nav frame: %+v", snap.Frames)
 	}
 	owner := snap.Nodes[snap.Nodes[fr.Root].Parent]
-	if owner.Role != "Iframe" || owner.Frame != "" {
+	if owner.Role != domain.RoleIframe || owner.Frame != "" {
 		t.Fatalf("content frame hangs under %s %q in frame %q", owner.Role, owner.Name, owner.Frame)
 	}
 	btn := find(t, snap, "button", "Open", "content")
@@ -600,7 +599,7 @@ func TestClickOptionChoosesIt(t *testing.T) {
 	snap := e.load(t, "/main.html", "Conformance")
 	var blue *domain.Node
 	for i, n := range snap.Nodes {
-		if perception.CanonicalRole(n.Role) == "option" && n.Name == "Blue" {
+		if n.Role == domain.RoleOption && n.Name == "Blue" {
 			blue = &snap.Nodes[i]
 		}
 	}

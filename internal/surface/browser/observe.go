@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -116,7 +117,28 @@ func (s *Session) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	return out, nil
 }
 
-// capture reads every frame of the page and its out-of-process iframes.
+// targetData is what one attached target answered in phase 1 of capture.
+type targetData struct {
+	tree    *page.FrameTree
+	snap    *domsnapshot.CaptureSnapshotResult
+	treeErr error
+	snapErr error
+}
+
+// frameGraph is the frames of one capture: every frame by id, in
+// discovery order (parents first), and the top frame.
+type frameGraph struct {
+	frames map[cdp.FrameID]*frameRec
+	order  []*frameRec
+	top    *frameRec
+}
+
+// capture reads every frame of the page and its out-of-process iframes. It
+// runs five phases: (1) frame tree and DOM snapshot of every target
+// ([Session.readTargets]); (2) the frame graph with names, paths and owners
+// ([Session.buildFrameGraph]); (3) owner box deltas and the accessibility
+// trees that changed ([Session.readAX]); (4) page offsets
+// ([frameGraph.offsets]); (5) one stitched tree ([frameGraph.snapshot]).
 func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	s.syncOOPIFs(ctx)
 
@@ -129,25 +151,41 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			oops = append(oops, o)
 		}
 	}
-	gens := make(map[cdp.FrameID]uint64, len(s.frameGen))
-	for k, v := range s.frameGen {
-		gens[k] = v
-	}
-	doms := make(map[*tsession]uint64, len(s.domGen))
-	for k, v := range s.domGen {
-		doms[k] = v
-	}
+	gens := maps.Clone(s.frameGen)
+	doms := maps.Clone(s.domGen)
 	nd := s.noDialog
 	s.mu.Unlock()
 
-	// 1. Frame tree and DOM snapshot of every target, in parallel.
-	type tdata struct {
-		tree    *page.FrameTree
-		snap    *domsnapshot.CaptureSnapshotResult
-		treeErr error
-		snapErr error
+	data := s.readTargets(ctx, targets)
+	if err := errors.Join(data[0].treeErr, data[0].snapErr); err != nil {
+		return nil, err
 	}
-	data := make([]tdata, len(targets))
+	if data[0].tree == nil {
+		return nil, errors.New("page has no frame tree")
+	}
+	g := s.buildFrameGraph(ctx, data, oops)
+	fresh, topErr := s.readAX(ctx, g, gens, doms)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if nd.Err() != nil {
+		return nil, errDialogOpen // some frames could not answer: not a whole tree
+	}
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	if topErr != nil {
+		return nil, topErr
+	}
+	statuses := s.storeCapture(g, fresh)
+	g.offsets()
+	return g.snapshot(statuses), nil
+}
+
+// readTargets reads the frame tree and DOM snapshot of every target, in
+// parallel (phase 1).
+func (s *Session) readTargets(ctx context.Context, targets []*tsession) []targetData {
+	data := make([]targetData, len(targets))
 	var wg sync.WaitGroup
 	for i, ts := range targets {
 		wg.Go(func() {
@@ -160,39 +198,51 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(data[0].treeErr, data[0].snapErr); err != nil {
-		return nil, err
-	}
-	if data[0].tree == nil {
-		return nil, errors.New("page has no frame tree")
-	}
+	return data
+}
 
-	// 2. Frames, documents and owners.
-	frames := make(map[cdp.FrameID]*frameRec)
-	var order []*frameRec
-	var addTree func(t *page.FrameTree, ts *tsession, parent *frameRec) *frameRec
-	addTree = func(t *page.FrameTree, ts *tsession, parent *frameRec) *frameRec {
-		if t == nil || t.Frame == nil || frames[t.Frame.ID] != nil {
-			return nil
-		}
-		f := &frameRec{
-			id: t.Frame.ID, loader: t.Frame.LoaderID,
-			url: t.Frame.URL + t.Frame.URLFragment, treeName: t.Frame.Name, ts: ts,
-			parentRec: parent, ownerIdx: -1,
-		}
-		if parent != nil {
-			parent.kids = append(parent.kids, f)
-		}
-		frames[f.id] = f
-		order = append(order, f)
-		for _, c := range t.ChildFrames {
-			addTree(c, ts, f)
-		}
-		return f
-	}
-	top := addTree(data[0].tree, s.page, nil)
+// buildFrameGraph links the frames of every target, attaches their
+// documents, and names them (phase 2). data[0] is the page's; data[i+1]
+// is oops[i]'s.
+func (s *Session) buildFrameGraph(ctx context.Context, data []targetData, oops []*oopif) *frameGraph {
+	g := &frameGraph{frames: make(map[cdp.FrameID]*frameRec)}
+	g.top = g.addTree(data[0].tree, s.page, nil)
 	owners := make(map[cdp.FrameID]cdp.BackendNodeID)
-	// Out-of-process iframes hang under their parent frame, parents first.
+	s.hangOOPIFs(ctx, g, data, oops, owners)
+	for _, d := range data {
+		if d.snapErr == nil && d.snap != nil {
+			indexSnapshot(d.snap, g.frames, owners)
+		}
+	}
+	g.name(owners)
+	return g
+}
+
+// addTree adds a frame tree under parent; it returns the tree's root
+// frame, or nil when it was already known.
+func (g *frameGraph) addTree(t *page.FrameTree, ts *tsession, parent *frameRec) *frameRec {
+	if t == nil || t.Frame == nil || g.frames[t.Frame.ID] != nil {
+		return nil
+	}
+	f := &frameRec{
+		id: t.Frame.ID, loader: t.Frame.LoaderID,
+		url: t.Frame.URL + t.Frame.URLFragment, treeName: t.Frame.Name, ts: ts,
+		parentRec: parent, ownerIdx: -1,
+	}
+	if parent != nil {
+		parent.kids = append(parent.kids, f)
+	}
+	g.frames[f.id] = f
+	g.order = append(g.order, f)
+	for _, c := range t.ChildFrames {
+		g.addTree(c, ts, f)
+	}
+	return f
+}
+
+// hangOOPIFs hangs out-of-process iframes under their parent frame,
+// parents first, and records their owner elements.
+func (s *Session) hangOOPIFs(ctx context.Context, g *frameGraph, data []targetData, oops []*oopif, owners map[cdp.FrameID]cdp.BackendNodeID) {
 	pending := make([]int, 0, len(oops))
 	for i := range oops {
 		if data[i+1].treeErr == nil && data[i+1].tree != nil {
@@ -210,12 +260,12 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			if parentID == "" {
 				parentID = o.parent
 			}
-			parent := frames[parentID]
+			parent := g.frames[parentID]
 			if parent == nil {
 				rest = append(rest, i)
 				continue
 			}
-			f := addTree(t, o.ts, parent)
+			f := g.addTree(t, o.ts, parent)
 			if f == nil {
 				continue
 			}
@@ -228,21 +278,20 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 		}
 		if len(rest) == len(pending) {
 			for _, i := range rest { // parent unknown: hang under the top frame
-				if f := addTree(data[i+1].tree, oops[i].ts, top); f != nil {
+				if f := g.addTree(data[i+1].tree, oops[i].ts, g.top); f != nil {
 					owners[f.id] = oops[i].owner
 				}
 			}
-			break
+			return
 		}
 		pending = rest
 	}
-	for _, d := range data {
-		if d.snapErr == nil && d.snap != nil {
-			indexSnapshot(d.snap, frames, owners)
-		}
-	}
-	// Names and paths, top down, children in document order.
-	for _, f := range order {
+}
+
+// name sets owners, names, titles and paths, top down, children in
+// document order.
+func (g *frameGraph) name(owners map[cdp.FrameID]cdp.BackendNodeID) {
+	for _, f := range g.order {
 		for _, k := range f.kids {
 			k.owner = owners[k.id]
 			if f.doc != nil && k.owner != 0 {
@@ -268,18 +317,23 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			}
 		}
 	}
+}
 
-	// 3. Owner box deltas and the accessibility trees that changed, in parallel.
+// readAX reads owner box deltas and the accessibility trees that changed,
+// in parallel (phase 3). It returns the trees it fetched, to be cached, and
+// the error of the top frame's tree.
+func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameID]uint64, doms map[*tsession]uint64) (map[cdp.FrameID]*axCache, error) {
 	s.mu.Lock()
-	cached := make(map[cdp.FrameID]*axCache, len(order))
-	for _, f := range order {
+	cached := make(map[cdp.FrameID]*axCache, len(g.order))
+	for _, f := range g.order {
 		cached[f.id] = s.cache[f.id]
 	}
 	s.mu.Unlock()
 	fresh := make(map[cdp.FrameID]*axCache)
 	var fmu sync.Mutex
 	var topErr error
-	for _, f := range order {
+	var wg sync.WaitGroup
+	for _, f := range g.order {
 		if f.parentRec != nil && f.owner != 0 {
 			wg.Go(func() {
 				res, err := call(ctx, s, f.parentRec.ts, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: f.owner})
@@ -300,7 +354,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 		wg.Go(func() {
 			res, err := call(ctx, s, f.ts, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{FrameID: f.id})
 			if err != nil {
-				if f == top {
+				if f == g.top {
 					fmu.Lock()
 					topErr = err
 					fmu.Unlock()
@@ -315,39 +369,34 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 		})
 	}
 	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if nd.Err() != nil {
-		return nil, errDialogOpen // some frames could not answer: not a whole tree
-	}
-	if err := s.usable(); err != nil {
-		return nil, err
-	}
-	if topErr != nil {
-		return nil, topErr
-	}
+	return fresh, topErr
+}
+
+// storeCapture keeps the fetched trees and each frame's host target, drops
+// the cache of frames that are gone, and returns each frame's document
+// status.
+func (s *Session) storeCapture(g *frameGraph, fresh map[cdp.FrameID]*axCache) map[cdp.FrameID]docStatus {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for id := range s.cache {
-		if frames[id] == nil {
+		if g.frames[id] == nil {
 			delete(s.cache, id)
 		}
 	}
-	for id, c := range fresh {
-		s.cache[id] = c
-	}
+	maps.Copy(s.cache, fresh)
 	clear(s.frameTS)
-	for _, f := range order {
+	statuses := make(map[cdp.FrameID]docStatus, len(g.order))
+	for _, f := range g.order {
 		s.frameTS[f.id] = f.ts
-	}
-	statuses := make(map[cdp.FrameID]docStatus, len(order))
-	for _, f := range order {
 		statuses[f.id] = s.status[f.id]
 	}
-	s.mu.Unlock()
+	return statuses
+}
 
-	// 4. Offsets, top down: page = document coordinates + offset.
-	for _, f := range order {
+// offsets computes each frame's page offset, top down: page = document
+// coordinates + offset (phase 4).
+func (g *frameGraph) offsets() {
+	for _, f := range g.order {
 		p := f.parentRec
 		if p == nil {
 			continue
@@ -364,8 +413,12 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			f.offY -= f.doc.d.ScrollOffsetY
 		}
 	}
+}
 
-	// 5. One tree.
+// snapshot stitches the frames into one raw snapshot with each frame's
+// HTTP status and the page's worst one (phase 5).
+func (g *frameGraph) snapshot(statuses map[cdp.FrameID]docStatus) *domain.UiSnapshot {
+	top, frames := g.top, g.frames
 	a := &assembler{seen: make(map[*frameRec]bool)}
 	a.frame(top, -1)
 	a.paths()
@@ -390,7 +443,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	} else if len(snap.Frames) > 0 {
 		snap.HTTPStatus = snap.Frames[0].HTTPStatus
 	}
-	return snap, nil
+	return snap
 }
 
 // indexSnapshot attaches the documents of one DOM snapshot to their frames
@@ -629,16 +682,17 @@ type axWalk struct {
 	done    map[accessibility.NodeID]bool
 }
 
-// walk adds n (unless ignored) under parent and recurses; it returns n's
-// index, or -1 when n was ignored.
+// walk adds n (unless ignored or layout noise, see [axRole]) under parent
+// and recurses; it returns n's index, or -1 when n was left out.
 func (w *axWalk) walk(n *accessibility.Node, parent int, root bool) int {
 	if w.done[n.NodeID] {
 		return -1
 	}
 	w.done[n.NodeID] = true
 	idx, kept := -1, parent
-	if !n.Ignored || root {
-		idx = w.a.add(w.f, n, parent)
+	role, noise := axRole(axString(n.Role))
+	if (!n.Ignored && !noise) || root {
+		idx = w.a.add(w.f, n, role, parent)
 		kept = idx
 	}
 	for _, cid := range n.ChildIDs {
@@ -654,11 +708,11 @@ func (w *axWalk) walk(n *accessibility.Node, parent int, root bool) int {
 	return idx
 }
 
-func (a *assembler) add(f *frameRec, n *accessibility.Node, parent int) int {
+func (a *assembler) add(f *frameRec, n *accessibility.Node, role string, parent int) int {
 	idx := len(a.nodes)
 	node := domain.Node{
 		Index:       idx,
-		Role:        axString(n.Role),
+		Role:        role,
 		Name:        axString(n.Name),
 		Value:       axString(n.Value),
 		Description: axString(n.Description),
@@ -754,7 +808,7 @@ func addDialog(s *domain.UiSnapshot, d *dialogState) {
 	}
 	di := len(s.Nodes)
 	s.Nodes = append(s.Nodes, domain.Node{
-		Index: di, Path: path, Role: "alertdialog", Name: d.msg,
+		Index: di, Path: path, Role: domain.RoleAlertDialog, Name: d.msg,
 		States: domain.NodeStates{Modal: true, Focused: true}, Parent: parent, Depth: depth,
 		Children: []int{di + 1, di + 2},
 	})
@@ -763,7 +817,7 @@ func addDialog(s *domain.UiSnapshot, d *dialogState) {
 	}
 	for k, b := range []struct{ name, ref string }{{"OK", refDialogAccept}, {"Cancel", refDialogDismiss}} {
 		s.Nodes = append(s.Nodes, domain.Node{
-			Index: di + 1 + k, Path: path + "." + strconv.Itoa(k), Role: "button", Name: b.name,
+			Index: di + 1 + k, Path: path + "." + strconv.Itoa(k), Role: domain.RoleButton, Name: b.name,
 			Description: d.msg, States: domain.NodeStates{Focusable: true}, Parent: di, Depth: depth + 1,
 			Ref: b.ref,
 		})

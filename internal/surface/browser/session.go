@@ -544,16 +544,7 @@ func (s *Session) WaitChange(ctx context.Context, since uint64) error {
 			s.mu.Unlock()
 			return ErrClosed
 		}
-		base, ok := s.obs[since]
-		if !ok {
-			if since <= s.seq {
-				s.mu.Unlock()
-				return nil
-			}
-			base = s.changes
-			s.obs[since] = base
-		}
-		if s.changes > base {
+		if s.changedSinceLocked(since) {
 			s.mu.Unlock()
 			return nil
 		}
@@ -567,6 +558,36 @@ func (s *Session) WaitChange(ctx context.Context, since uint64) error {
 		case <-s.b.lost:
 		}
 	}
+}
+
+// ChangedSince reports without waiting whether a change event arrived after
+// the observation with sequence number since began: true exactly when
+// WaitChange(since) would return nil at once. It returns an error wrapping
+// surface.ErrCrashed when the session died, ErrClosed after Close.
+func (s *Session) ChangedSince(_ context.Context, since uint64) (bool, error) {
+	if err := s.usable(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, ErrClosed
+	}
+	return s.changedSinceLocked(since), nil
+}
+
+// changedSinceLocked is ChangedSince's answer; s.mu is held. A since not yet
+// observed is remembered with the current change count.
+func (s *Session) changedSinceLocked(since uint64) bool {
+	base, ok := s.obs[since]
+	if !ok {
+		if since <= s.seq {
+			return true
+		}
+		base = s.changes
+		s.obs[since] = base
+	}
+	return s.changes > base
 }
 
 // Screenshot returns a PNG of the page's viewport. It fails while a

@@ -112,7 +112,7 @@ func (f *Fixture) Render() *domain.UiSnapshot {
 		doc := t.document("", f.url, "Frames", 200)
 		t.add(doc, domain.Node{Role: "heading", Name: "Frames", Ref: "h1"})
 		for _, fr := range []string{"nav", "content"} {
-			t.add(doc, domain.Node{Role: "Iframe", Name: fr, Ref: "iframe:" + fr})
+			t.add(doc, domain.Node{Role: domain.RoleIframe, Name: fr, Ref: "iframe:" + fr})
 		}
 		for _, fr := range []string{"nav", "content"} {
 			root := t.document(fr, FixtureBase+"/frame?name="+fr, "Frame", 200)

@@ -512,7 +512,7 @@ func (f *Flow) Render() *domain.UiSnapshot {
 	rows := map[[2]string]int{}
 	for _, n := range s.Nodes {
 		if _, ok := roots[n.Frame]; !ok {
-			t.add(roots[""], domain.Node{Role: "Iframe", Name: n.Frame, Ref: "iframe:" + n.Frame})
+			t.add(roots[""], domain.Node{Role: domain.RoleIframe, Name: n.Frame, Ref: "iframe:" + n.Frame})
 			roots[n.Frame] = t.document(n.Frame, f.base+"/"+s.Name+"/frame/"+n.Frame, n.Frame, 200)
 		}
 	}

@@ -204,6 +204,22 @@ func (s *Surface) WaitChange(ctx context.Context, since uint64) error {
 	}
 }
 
+// ChangedSince reports without waiting whether a change happened after
+// observation since (true when since names no observation). It returns an
+// error wrapping surface.ErrCrashed after Crash or Close.
+func (s *Surface) ChangedSince(ctx context.Context, since uint64) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.usable(); err != nil {
+		return false, err
+	}
+	v, ok := s.seen[since]
+	return !ok || s.version > v, nil
+}
+
 // Screenshot is not available in the simulation: it returns
 // surface.ErrNoFrame.
 func (s *Surface) Screenshot(context.Context) ([]byte, error) {

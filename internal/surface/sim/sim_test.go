@@ -32,7 +32,7 @@ type countingApp struct{ handled int }
 
 func (c *countingApp) Render() *domain.UiSnapshot {
 	return &domain.UiSnapshot{URL: "http://127.0.0.1/x", Nodes: []domain.Node{
-		{Index: 0, Role: "RootWebArea", Parent: -1, Children: []int{1}, Ref: "doc", Bounds: domain.Rect{W: 800, H: 600}},
+		{Index: 0, Role: "document", Parent: -1, Children: []int{1}, Ref: "doc", Bounds: domain.Rect{W: 800, H: 600}},
 		{Index: 1, Role: "button", Name: "Go", Parent: 0, Ref: "go", Bounds: domain.Rect{X: 10, Y: 10, W: 60, H: 24}},
 	}, Frames: []domain.Frame{{Path: "", Root: 0, URL: "http://127.0.0.1/x"}}}
 }

@@ -46,7 +46,7 @@ func (t *tree) add(parent int, n domain.Node) int {
 // document adds the root of a document (the top one for frame "") and
 // registers it in Frames.
 func (t *tree) document(frame, url, title string, status int) int {
-	root := t.add(-1, domain.Node{Role: "RootWebArea", Name: title, Frame: frame, Ref: "doc:" + frame})
+	root := t.add(-1, domain.Node{Role: domain.RoleDocument, Name: title, Frame: frame, Ref: "doc:" + frame})
 	t.snap.Frames = append(t.snap.Frames, domain.Frame{
 		ID: "frame:" + frame, Name: frame, Path: frame, URL: url, HTTPStatus: status, Root: root,
 	})
@@ -55,7 +55,7 @@ func (t *tree) document(frame, url, title string, status int) int {
 
 // text adds a static text node.
 func (t *tree) text(parent int, s string) int {
-	return t.add(parent, domain.Node{Role: "StaticText", Name: s})
+	return t.add(parent, domain.Node{Role: domain.RoleText, Name: s})
 }
 
 // dialog adds a JavaScript dialog: an alertdialog root named by the message

@@ -56,8 +56,9 @@ func buildSnapshot(st *State) *domain.UiSnapshot {
 		if c.Parent == "" || !ok {
 			parent = b.container(c.Frame, c.Region)
 		}
+		role := controlRole(c.Role)
 		n := domain.Node{
-			Role:        c.Role,
+			Role:        role,
 			Name:        c.Name,
 			Value:       c.Value,
 			Description: c.Description,
@@ -67,18 +68,15 @@ func buildSnapshot(st *State) *domain.UiSnapshot {
 			Sensitive:   c.Sensitive || c.Password,
 			States: domain.NodeStates{
 				Focused:   c.Focused,
-				Focusable: interactive(c.Role) && !c.Disabled,
+				Focusable: interactive(role) && !c.Disabled,
 				Disabled:  c.Disabled,
-				Editable:  editable(c.Role) && !c.Disabled,
+				Editable:  editable(role) && !c.Disabled,
 				Checked:   c.Checked,
 				Selected:  c.Selected,
 				Expanded:  c.Expanded,
 				Password:  c.Password,
-				Modal:     c.Role == "alertdialog" || (c.Role == "dialog" && st.Dialog != nil),
+				Modal:     role == domain.RoleAlertDialog || (role == domain.RoleDialog && st.Dialog != nil),
 			},
-		}
-		if n.Role == "" {
-			n.Role = "generic"
 		}
 		idx := b.add(parent, n)
 		if c.ID != "" {
@@ -88,6 +86,17 @@ func buildSnapshot(st *State) *domain.UiSnapshot {
 		}
 	}
 	return b.snap
+}
+
+// controlRole maps a control's contract role to a canonical role. The
+// contract speaks WAI-ARIA role names, so the mapping only folds ARIA's
+// synonyms and case (domain.CanonicalRole); a control without a role is a
+// generic container. This is the one place the state adapter maps roles.
+func controlRole(role string) string {
+	if role == "" {
+		return domain.RoleGeneric
+	}
+	return domain.CanonicalRole(role)
 }
 
 // document returns the document node of a frame path, adding it (and its
@@ -102,7 +111,7 @@ func (b *snapshotBuilder) document(frame string) int {
 		name = b.snap.Title
 		f.ID, f.HTTPStatus = "top", b.snap.HTTPStatus
 	}
-	d := b.add(-1, domain.Node{Role: "document", Name: name, Frame: frame})
+	d := b.add(-1, domain.Node{Role: domain.RoleDocument, Name: name, Frame: frame})
 	f.Root = d
 	b.snap.Frames = append(b.snap.Frames, f)
 	b.docs[frame] = d
@@ -120,7 +129,7 @@ func (b *snapshotBuilder) container(frame, region string) int {
 	if run, ok := b.region[doc]; ok && run.node >= 0 && run.name == region {
 		return run.node
 	}
-	r := b.add(doc, domain.Node{Role: "region", Name: region, Frame: frame, Region: region})
+	r := b.add(doc, domain.Node{Role: domain.RoleRegion, Name: region, Frame: frame, Region: region})
 	b.region[doc] = regionRun{name: region, node: r}
 	return r
 }

@@ -102,7 +102,10 @@ type Surface struct {
 	progress string            // StableProgressKey of appState
 }
 
-var _ surface.Surface = (*Surface)(nil)
+var (
+	_ surface.Surface       = (*Surface)(nil)
+	_ surface.ProgressKeyer = (*Surface)(nil)
+)
 
 // New returns a surface on the application at baseURL (http or https, with
 // a host, no query or fragment). A copy of client that follows no redirect
@@ -440,6 +443,21 @@ func clean(s string) string {
 // server answers early without a change (one that does not hold requests).
 // It returns ctx.Err() when ctx ends first and an error wrapping
 // surface.ErrCrashed when the surface closes or the application is gone.
+// ChangedSince reports without waiting (and without asking the
+// application) whether the surface has seen a newer app state than the one
+// observation since read: true when since names no remembered observation.
+// It returns an error wrapping surface.ErrCrashed when the surface is
+// closed.
+func (s *Surface) ChangedSince(_ context.Context, since uint64) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, errClosed()
+	}
+	base, ok := s.obs[since]
+	return !ok || s.latest != base, nil
+}
+
 // It does no I/O when ctx is already done.
 func (s *Surface) WaitChange(ctx context.Context, since uint64) error {
 	s.mu.Lock()

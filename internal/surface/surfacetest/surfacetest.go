@@ -1,7 +1,9 @@
 // Package surfacetest is the conformance suite of the surface port: every
 // adapter (browser, sim, later state and desktop) runs [Exercise] against its
 // own presentation of one small fixture app, described here so that an
-// adapter without HTML (the in-memory sim) can implement it exactly.
+// adapter without HTML (the in-memory sim, the desktop-like desktopsim) can
+// implement it exactly. The package must never depend on an adapter: it
+// holds every adapter to the port's contract from the outside.
 //
 // # The fixture app
 //
@@ -53,10 +55,12 @@
 //
 // The suite checks each raw snapshot for well-formedness, then looks for
 // nodes in its [perception.Normalize]d form, as the engine does: an adapter
-// may emit raw or canonical roles ("RootWebArea"/"document",
-// "StaticText"/"text", "textbox", "combobox", "button", "link", "heading")
-// and layout noise. Beyond the app's behaviour:
+// emits canonical roles only ("document", "text", "textbox", "combobox",
+// "button", "link", "heading": domain/roles.go), mapped from its
+// platform's names inside the adapter, and may emit unnamed containers and
+// other noise Normalize drops. Beyond the app's behaviour:
 //
+//   - every raw node's Role is in the canonical vocabulary (domain.IsRole);
 //   - raw snapshots are well formed: Nodes[i].Index == i; a root's Parent is -1,
 //     every other Parent is a valid index whose Children list the node; the
 //     first Frame is the top document with Path "" and a valid Root; nodes of
@@ -72,7 +76,8 @@
 //     named by the message with child buttons "OK" (accept) and "Cancel"
 //     (dismiss), while Snapshot.Dialog reports {confirm, Proceed?};
 //   - WaitChange returns nil once a change is pending and ctx's error at its
-//     deadline on a quiet page;
+//     deadline on a quiet page; ChangedSince answers true and false in the
+//     same two cases, without waiting;
 //   - a node of a replaced page is refused with surface.ErrStale;
 //   - extract (engine-side) is refused with surface.ErrUnsupported;
 //   - focus moves keyboard focus to "Name" without clicking it (the
@@ -84,8 +89,8 @@
 //     a GET navigation afterwards is not PostBacked; no page loaded by GET
 //     is PostBacked;
 //   - "has the screen changed since snapshot N": WaitChange(N) answers at
-//     once after an action that changed the screen, also when a later
-//     snapshot was taken in between;
+//     once and ChangedSince(N) is true after an action that changed the
+//     screen, also when a later snapshot was taken in between;
 //   - Screenshot returns a PNG or surface.ErrNoFrame;
 //   - Close is idempotent, and a closed surface refuses Observe.
 package surfacetest
@@ -326,10 +331,11 @@ func node(t *testing.T, s *domain.UiSnapshot, role, name, frame string) domain.N
 }
 
 // Find returns the first node of the canonical role with the cleaned name
-// in the frame path (any frame when frame is "*").
+// in the frame path (any frame when frame is "*"). Roles are compared as
+// they are: adapters emit canonical roles.
 func Find(s *domain.UiSnapshot, role, name, frame string) (domain.Node, bool) {
 	for _, n := range s.Nodes {
-		if perception.CanonicalRole(n.Role) == role && perception.CleanName(n.Name) == perception.CleanName(name) && (frame == "*" || n.Frame == frame) {
+		if n.Role == role && perception.CleanName(n.Name) == perception.CleanName(name) && (frame == "*" || n.Frame == frame) {
 			return n, true
 		}
 	}
@@ -386,6 +392,9 @@ func checkWellFormed(t *testing.T, s *domain.UiSnapshot) {
 	for i, n := range s.Nodes {
 		if n.Index != i {
 			t.Fatalf("node %d has Index %d", i, n.Index)
+		}
+		if !domain.IsRole(n.Role) {
+			t.Fatalf("node %d has role %q, not a canonical role (domain/roles.go): the adapter must map its platform's roles", i, n.Role)
 		}
 		if n.Parent < -1 || n.Parent >= len(s.Nodes) {
 			t.Fatalf("node %d has Parent %d", i, n.Parent)
@@ -664,6 +673,9 @@ func testWaitPending(t *testing.T, b *bundle) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("WaitChange with a pending change took %s", d)
 	}
+	if changed, err := b.s.ChangedSince(ctx, snap.Seq); err != nil || !changed {
+		t.Errorf("ChangedSince(%d) with a pending change = %v, %v; want true", snap.Seq, changed, err)
+	}
 }
 
 func testWaitDeadline(t *testing.T, b *bundle) {
@@ -685,9 +697,16 @@ func testWaitDeadline(t *testing.T, b *bundle) {
 		if d := time.Since(start); d > 3*time.Second {
 			t.Fatalf("WaitChange overran its deadline: %s", d)
 		}
+		changed, err := b.s.ChangedSince(b.ctx, snap.Seq)
+		if err != nil {
+			t.Fatalf("ChangedSince on a quiet page: %v", err)
+		}
+		if changed {
+			continue // a late event: the next window must be quiet
+		}
 		return
 	}
-	t.Fatal("the page never became quiet")
+	t.Fatal("the page never became quiet (WaitChange never timed out with ChangedSince false)")
 }
 
 func testStale(t *testing.T, b *bundle) {
@@ -833,5 +852,8 @@ func testChangedSince(t *testing.T, b *bundle) {
 	defer cancel()
 	if err := b.s.WaitChange(ctx, n); err != nil {
 		t.Fatalf("WaitChange(%d) after a change and later snapshots: %v", n, err)
+	}
+	if changed, err := b.s.ChangedSince(ctx, n); err != nil || !changed {
+		t.Fatalf("ChangedSince(%d) after a change and later snapshots = %v, %v; want true", n, changed, err)
 	}
 }

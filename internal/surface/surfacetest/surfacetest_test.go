@@ -35,15 +35,15 @@ func TestServeFixture(t *testing.T) {
 	}
 }
 
-func TestFindMatchesRawAndCanonicalRoles(t *testing.T) {
+func TestFindMatchesCanonicalRoles(t *testing.T) {
 	t.Parallel()
 	snap := &domain.UiSnapshot{Nodes: []domain.Node{
-		{Index: 0, Role: "RootWebArea", Name: "Conformance", Parent: -1, Children: []int{1, 2}},
-		{Index: 1, Role: "StaticText", Name: "Hello,  Ada", Parent: 0},
+		{Index: 0, Role: "document", Name: "Conformance", Parent: -1, Children: []int{1, 2}},
+		{Index: 1, Role: "text", Name: "Hello,  Ada", Parent: 0},
 		{Index: 2, Role: "button", Name: "Open", Parent: 0, Frame: "nav"},
 	}}
 	if _, ok := surfacetest.Find(snap, "document", "Conformance", ""); !ok {
-		t.Error("RootWebArea not found as document")
+		t.Error("document not found")
 	}
 	if _, ok := surfacetest.Find(snap, "button", "Open", ""); ok {
 		t.Error("a node of frame nav matched the top frame")
@@ -53,6 +53,11 @@ func TestFindMatchesRawAndCanonicalRoles(t *testing.T) {
 	}
 	if !surfacetest.HasText(snap, "Hello, Ada", "") {
 		t.Error("HasText does not clean whitespace")
+	}
+	// A platform's own spelling is the adapter's to map, never the suite's.
+	raw := &domain.UiSnapshot{Nodes: []domain.Node{{Index: 0, Role: "RootWebArea", Name: "Conformance", Parent: -1}}}
+	if _, ok := surfacetest.Find(raw, "document", "Conformance", ""); ok {
+		t.Error("Find translated a platform role name")
 	}
 }
 
