@@ -170,7 +170,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		u, _ := url.Parse(cfg.BaseURL)
 		domains = []string{u.Hostname()}
 	}
-	pol, err := policy.New(policy.Config{Profile: policy.ProfileDiscovery, AllowedDomains: domains})
+	pol, err := policy.New(policy.Config{Profile: policy.ProfileDiscovery, AllowedDomains: domains,
+		Autonomy: policy.Level(cfg.Autonomy), AllowIrreversible: cfg.Sovereign})
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		go watchKillFile(ctx, cfg.KillFile, cancel)
 	}
 	l := &loop{cfg: cfg, disp: disp, bundle: bundle, start: cfg.Now(), secrets: seen,
-		guard:   &guard{level: cfg.Autonomy, sovereign: cfg.Sovereign, grants: append([]Grant(nil), cfg.Grants...), approver: cfg.Approver},
+		guard:   &guard{pol: pol, grants: policy.NewGrants(cfg.Grants), approver: cfg.Approver},
 		trace:   &domain.Trace{Goal: cfg.Goal, BaseURL: cfg.BaseURL, Surface: domain.SurfaceWeb, Model: cfg.Model.ID(), RunID: cfg.RunID, Inputs: map[string]string{}},
 		outputs: map[string]string{},
 	}

@@ -177,7 +177,7 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 		step.Node = &n
 	}
 	step.Action = a
-	risk := domain.MaxRisk(policy.Classify(a, node), runtime.ImpliedRisk(snap, a, node))
+	risk := policy.ActionRisk(snap, a, node)
 	a.Risk = risk
 	name := ""
 	if node != nil {
@@ -187,11 +187,11 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 	if node != nil {
 		prop.Role = node.Role
 	}
-	if l.cfg.Autonomy == LevelAdvisory {
+	if l.guard.pol.Consult(prop, l.guard.grants) == policy.NeedProposalOnly {
 		rep.Verdict = "proposed"
 		return &Result{Status: StatusAdvisory, Reason: "advisory mode: " + prop.String(), Proposal: &prop}
 	}
-	confirmed, err := l.guard.check(ctx, prop)
+	consent, err := l.guard.check(ctx, prop)
 	if err != nil {
 		rep.Verdict, rep.Notice = "held", fmt.Sprintf("%s needs an approval the autonomy level requires; it was not performed", prop)
 		l.notice(rep.Notice)
@@ -201,12 +201,8 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 		}
 		return l.fail(rep)
 	}
-	var opts []runtime.ActOption
-	if confirmed {
-		opts = append(opts, runtime.Confirmed())
-	}
 	before := snap
-	_, err = l.disp.Act(ctx, snap, a, text, opts...)
+	_, err = l.disp.Act(ctx, snap, a, text, runtime.Proposed(prop), runtime.Consented(consent), runtime.Granted(l.guard.grants))
 	switch {
 	case err != nil && policy.IsDenied(err):
 		rep.Verdict, rep.Notice = "denied", err.Error()

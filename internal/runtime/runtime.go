@@ -196,9 +196,16 @@ type Result struct {
 // ActOption adjusts one Act call.
 type ActOption func(*policy.Request)
 
-// Confirmed marks the action as explicitly confirmed (an operator's
-// confirmation, or an approval or grant the autonomy guard consumed).
-func Confirmed() ActOption { return func(r *policy.Request) { r.Confirmed = true } }
+// Proposed hands policy the action as a model proposed it, so the
+// autonomy level applies (DISCOVERY).
+func Proposed(p policy.Proposal) ActOption { return func(r *policy.Request) { r.Proposal = &p } }
+
+// Consented hands policy a person's consent to exactly this action.
+func Consented(c *policy.Consent) ActOption { return func(r *policy.Request) { r.Consent = c } }
+
+// Granted hands policy the run's grants; policy spends a use when a grant
+// is what allows the action.
+func Granted(g *policy.Grants) ActOption { return func(r *policy.Request) { r.Grants = g } }
 
 // Act resolves a.Target on snap (when it has one), authorizes and dispatches
 // the action. text is the resolved non-secret value for type and select.
@@ -219,8 +226,7 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		n := snap.Nodes[r.Node]
 		res.Node = &n
 	}
-	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder,
-		ImpliedRisk: ImpliedRisk(snap, a, res.Node)}
+	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder, Snapshot: snap}
 	for _, o := range opts {
 		o(&req)
 	}
@@ -292,86 +298,3 @@ func (d *Dispatcher) emit(typ, step string, data map[string]any) {
 
 // Emit records an engine event (step started, recovery, outcome).
 func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, step, data) }
-
-// ImpliedRisk is the risk an action carries beyond its own node: a key that
-// submits (Enter, Space on a button) takes the highest name risk of the
-// buttons in the same frame and region as the node it lands on, or as the
-// focused node when it names none.
-//
-// A click (or raw pointer input) on a node that does not act by itself (the
-// text inside a button, an image in a link) carries the risk of its nearest
-// actionable ancestor: that is the control whose handler runs.
-func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
-	if (a.Type == domain.ActClick || a.Type == domain.ActRawInput) && snap != nil && n != nil {
-		if anc := ActionableAncestor(snap, n); anc != nil {
-			return policy.Classify(domain.Action{Type: domain.ActClick}, anc)
-		}
-		return domain.RiskSafe
-	}
-	if a.Type != domain.ActPressKey || snap == nil || !submitKey(a.Key) {
-		return domain.RiskSafe
-	}
-	if n == nil {
-		for i := range snap.Nodes {
-			if snap.Nodes[i].States.Focused {
-				n = &snap.Nodes[i]
-				break
-			}
-		}
-	}
-	if n == nil {
-		// Nothing known has focus: the key may submit anything on screen.
-		risk := domain.RiskSafe
-		for i := range snap.Nodes {
-			if b := &snap.Nodes[i]; b.Role == "button" {
-				risk = domain.MaxRisk(risk, policy.NameRisk(b.Name+" "+b.Description))
-			}
-		}
-		return risk
-	}
-	risk := policy.Classify(domain.Action{Type: domain.ActClick}, n)
-	for i := range snap.Nodes {
-		b := &snap.Nodes[i]
-		if b.Role == "button" && b.Frame == n.Frame && b.Region == n.Region {
-			risk = domain.MaxRisk(risk, policy.NameRisk(b.Name+" "+b.Description))
-		}
-	}
-	return risk
-}
-
-// submitKey reports keys that activate a form or a control: Enter and Space
-// under any of their names.
-func submitKey(k string) bool {
-	switch k {
-	case "Enter", "Return", "\r", "\n", "\r\n", "Space", "Spacebar", " ":
-		return true
-	}
-	return false
-}
-
-// actionableRoles are the canonical roles whose element receives a click's
-// effect.
-var actionableRoles = map[string]bool{
-	"button": true, "link": true, "menuitem": true, "menuitemcheckbox": true, "menuitemradio": true,
-	"tab": true, "checkbox": true, "radio": true, "switch": true, "option": true, "treeitem": true,
-}
-
-// ActionableAncestor returns the nearest actionable ancestor of n (n's own
-// role excluded), or nil when n is itself actionable or has none. The walk
-// is bounded by the snapshot's size, so a malformed parent chain cannot loop.
-func ActionableAncestor(snap *domain.UiSnapshot, n *domain.Node) *domain.Node {
-	if actionableRoles[n.Role] {
-		return nil
-	}
-	p := n.Parent
-	for range len(snap.Nodes) {
-		if p < 0 || p >= len(snap.Nodes) {
-			return nil
-		}
-		if q := &snap.Nodes[p]; actionableRoles[q.Role] {
-			return q
-		}
-		p = snap.Nodes[p].Parent
-	}
-	return nil
-}
