@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/model"
 	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/policy"
@@ -195,7 +196,7 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 	if err != nil {
 		rep.Verdict, rep.Notice = "held", fmt.Sprintf("%s needs an approval the autonomy level requires; it was not performed", prop)
 		l.notice(rep.Notice)
-		l.event("approval_required", map[string]any{"proposal": prop})
+		l.event(evidence.ApprovalRequired{Proposal: evidence.Proposal(prop)})
 		if l.cfg.Autonomy == LevelConfirmEach && l.cfg.Approver == nil {
 			return &Result{Status: StatusNeedsApproval, Reason: rep.Notice, Proposal: &prop}
 		}

@@ -1,9 +1,15 @@
-// Package runtime is the dispatcher: the one path from an action to a
-// surface. It observes (normalising the snapshot and checking where the
+// Package runtime owns the dispatcher, the one path from an action to a
+// surface, and the run builder (Base, RunConfig, Run) that replay,
+// discovery and later workers and the console build their runs with. The
+// dispatcher observes (normalising the snapshot and checking where the
 // surface landed), checks the lease and epoch, resolves the target, asks
 // policy to authorize, binds secrets at the last moment, dispatches, and
-// records an evidence event. It is the only caller of Surface.Dispatch
-// (DESIGN invariant 2).
+// records a typed evidence event. It is the only caller of
+// Surface.Dispatch (DESIGN invariant 2).
+//
+// runtime never decides whether an action is allowed (policy does, from
+// what the Request carries), never retries or recovers (the engines do),
+// and never lets a resolved secret out of the dispatch that bound it.
 package runtime
 
 import (
@@ -161,7 +167,7 @@ func (d *Dispatcher) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	}
 	snap := perception.Normalize(raw)
 	if err := d.checkLanded(snap); err != nil {
-		d.emit("landing_refused", "", map[string]any{"url": snap.URL, "error": err.Error()})
+		d.emit("", evidence.LandingRefused{URL: snap.URL, Error: err.Error()})
 		return snap, err
 	}
 	d.last = snap
@@ -213,13 +219,13 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	var res Result
 	a.Actor = d.actor
 	if err := d.lease.Check(d.holder, d.epoch); err != nil {
-		d.emit("dispatch_refused", a.StepID, map[string]any{"reason": err.Error()})
+		d.emit(a.StepID, evidence.DispatchRefused{Reason: err.Error()})
 		return res, err
 	}
 	if a.Target != nil {
 		r, err := targeting.Resolve(snap, *a.Target)
 		if err != nil {
-			d.emit("target_unresolved", a.StepID, map[string]any{"error": err.Error()})
+			d.emit(a.StepID, evidence.TargetUnresolved{Error: err.Error()})
 			return res, err
 		}
 		res.Resolution = &r
@@ -232,7 +238,7 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	}
 	auth, err := d.policy.Authorize(req)
 	if err != nil {
-		d.emit("policy_denied", a.StepID, map[string]any{"error": err.Error(), "action": string(a.Type)})
+		d.emit(a.StepID, evidence.PolicyDenied{Action: a.Type, Error: err.Error()})
 		return res, err
 	}
 	res.Risk = auth.Risk()
@@ -252,49 +258,42 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	}
 	// The lease may have moved while we resolved: check again, last thing.
 	if err := d.lease.Check(auth.Holder(), auth.Epoch()); err != nil {
-		d.emit("dispatch_refused", a.StepID, map[string]any{"reason": err.Error()})
+		d.emit(a.StepID, evidence.DispatchRefused{Reason: err.Error()})
 		return res, err
 	}
 	start := d.now()
 	d.last = nil
 	sr, err := d.surface.Dispatch(ctx, auth)
 	d.dispatches++
-	data := map[string]any{
-		"action":      string(a.Type),
-		"risk":        string(auth.Risk()),
-		"duration_ms": d.now().Sub(start).Milliseconds(),
-		"epoch":       d.epoch,
-	}
+	ev := evidence.ActionDispatched{Action: a.Type, Risk: auth.Risk(), DurationMS: d.now().Sub(start).Milliseconds(),
+		Epoch: d.epoch, URL: a.URL}
 	if res.Node != nil {
-		data["role"], data["name"], data["frame"] = res.Node.Role, res.Node.Name, res.Node.Frame
+		ev.Role, ev.Name, ev.Frame = res.Node.Role, res.Node.Name, res.Node.Frame
 	}
 	if res.Resolution != nil {
-		data["strategy"] = string(res.Resolution.Strategy)
+		ev.Strategy = res.Resolution.Strategy
 	}
 	if a.Value != nil {
-		data["value"] = a.Value.String()
-	}
-	if a.URL != "" {
-		data["url"] = a.URL
+		ev.Value = a.Value.String()
 	}
 	if err != nil {
-		data["error"] = err.Error()
-		d.emit("dispatch_failed", a.StepID, data)
+		d.emit(a.StepID, evidence.DispatchFailed{ActionDispatched: ev, Error: err.Error()})
 		return res, domain.Wrap(surface.FailureCode(err), err, "dispatch "+string(a.Type))
 	}
 	res.Surface = sr
-	d.emit("action_dispatched", a.StepID, data)
+	d.emit(a.StepID, ev)
 	return res, nil
 }
 
-func (d *Dispatcher) emit(typ, step string, data map[string]any) {
+func (d *Dispatcher) emit(step string, p evidence.Payload) {
 	if d.events == nil {
 		return
 	}
-	if err := d.events.Append(evidence.Event{At: d.now().UTC().Format(time.RFC3339Nano), Type: typ, Actor: d.actor, StepID: step, Data: data}); err != nil {
-		d.logger.Warn("evidence event dropped", slog.String("type", typ), slog.Any("error", err))
+	if err := d.events.Append(evidence.NewEvent(d.now(), d.actor, step, p)); err != nil {
+		d.logger.Warn("evidence event dropped", slog.String("type", p.EventType()), slog.Any("error", err))
 	}
 }
 
-// Emit records an engine event (step started, recovery, outcome).
-func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, step, data) }
+// Emit records an engine event (step finished, recovery, outcome) by the
+// dispatcher's actor.
+func (d *Dispatcher) Emit(step string, p evidence.Payload) { d.emit(step, p) }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/hitl"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
@@ -107,8 +108,8 @@ func TestActTypesSecretAtDispatch(t *testing.T) {
 	}
 
 	ev := b.events.last(t, "action_dispatched")
-	if ev.Data["value"] != "{$secret: "+secretRef+"}" {
-		t.Errorf("event value = %v, want the reference only", ev.Data["value"])
+	if got := ev.Payload.(evidence.ActionDispatched).Value; got != "{$secret: "+secretRef+"}" {
+		t.Errorf("event value = %v, want the reference only", got)
 	}
 	mem, err := json.Marshal(b.events.events)
 	if err != nil {
@@ -268,8 +269,8 @@ func TestActRefusedBeforeDispatch(t *testing.T) {
 				if ev.StepID != tt.action.StepID {
 					t.Errorf("%s event step = %q, want %q", tt.wantEvent, ev.StepID, tt.action.StepID)
 				}
-				if tt.wantEvent == "policy_denied" && ev.Data["action"] != string(tt.action.Type) {
-					t.Errorf("policy_denied data = %v", ev.Data)
+				if pd, ok := ev.Payload.(evidence.PolicyDenied); tt.wantEvent == "policy_denied" && (!ok || pd.Action != tt.action.Type) {
+					t.Errorf("policy_denied data = %+v", ev.Payload)
 				}
 			}
 			if log := b.eventLog(t); strings.Contains(log, plaintext) {
@@ -333,20 +334,18 @@ func TestActResultAndEvents(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 	ev := b.events.last(t, "action_dispatched")
-	want := map[string]any{
-		"action": "click", "risk": "safe", "duration_ms": int64(0), "epoch": uint64(1),
-		"role": "button", "name": "Go", "frame": "", "strategy": "semantic_exact",
+	want := evidence.ActionDispatched{
+		Action: "click", Risk: "safe", DurationMS: 0, Epoch: 1,
+		Role: "button", Name: "Go", Frame: "", Strategy: "semantic_exact",
 	}
-	for k, v := range want {
-		if ev.Data[k] != v {
-			t.Errorf("event data[%q] = %#v, want %#v", k, ev.Data[k], v)
-		}
+	if got := ev.Payload.(evidence.ActionDispatched); got != want {
+		t.Errorf("event data = %+v, want %+v", got, want)
 	}
 	if ev.StepID != "go" || ev.Actor != domain.ActorAutomation || ev.At != "2026-01-02T03:04:05Z" {
 		t.Errorf("event step=%q actor=%q at=%q", ev.StepID, ev.Actor, ev.At)
 	}
-	if _, ok := ev.Data["value"]; ok {
-		t.Errorf("a click carries a value: %v", ev.Data)
+	if v := ev.Payload.(evidence.ActionDispatched).Value; v != "" {
+		t.Errorf("a click carries a value: %v", v)
 	}
 }
 
@@ -363,8 +362,8 @@ func TestActNavigate(t *testing.T) {
 	if len(b.app.got) != 1 || b.app.got[0].url != base+"/login?again=1" {
 		t.Errorf("app received %+v", b.app.got)
 	}
-	if ev := b.events.last(t, "action_dispatched"); ev.Data["url"] != base+"/login?again=1" {
-		t.Errorf("event data = %v", ev.Data)
+	if ev := b.events.last(t, "action_dispatched"); ev.Payload.(evidence.ActionDispatched).URL != base+"/login?again=1" {
+		t.Errorf("event data = %+v", ev.Payload)
 	}
 }
 
@@ -413,8 +412,8 @@ func TestActStaleSnapshot(t *testing.T) {
 	if len(b.app.got) != 1 {
 		t.Errorf("app received %d actions, want 1", len(b.app.got))
 	}
-	if ev := b.events.last(t, "dispatch_failed"); ev.Data["error"] == nil {
-		t.Errorf("dispatch_failed data = %v", ev.Data)
+	if ev := b.events.last(t, "dispatch_failed"); ev.Payload.(evidence.DispatchFailed).Error == "" {
+		t.Errorf("dispatch_failed data = %+v", ev.Payload)
 	}
 }
 
@@ -454,8 +453,8 @@ func TestObserveLandingAllowlist(t *testing.T) {
 				t.Error("a refused landing returned no snapshot to report")
 			}
 			ev := b.events.last(t, "landing_refused")
-			if ev.Data["url"] != b.app.url {
-				t.Errorf("landing_refused data = %v", ev.Data)
+			if ev.Payload.(evidence.LandingRefused).URL != b.app.url {
+				t.Errorf("landing_refused data = %+v", ev.Payload)
 			}
 			// A refused landing is not cached as good.
 			_, err = b.d.Observe(t.Context())
@@ -580,12 +579,12 @@ func TestEmit(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	b.red.RegisterLiteral(plaintext)
-	b.d.Emit("step_started", "login", map[string]any{"note": "using " + plaintext})
-	ev := b.events.last(t, "step_started")
+	b.d.Emit("login", evidence.InputRefused{Error: "using " + plaintext})
+	ev := b.events.last(t, "input_refused")
 	if ev.StepID != "login" || ev.Actor != domain.ActorAutomation {
 		t.Errorf("event = %+v", ev)
 	}
-	if log := b.eventLog(t); strings.Contains(log, plaintext) || !strings.Contains(log, "step_started") {
+	if log := b.eventLog(t); strings.Contains(log, plaintext) || !strings.Contains(log, "input_refused") {
 		t.Errorf("events.jsonl:\n%s", log)
 	}
 }
