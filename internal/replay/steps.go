@@ -335,6 +335,12 @@ func (r *run) steps(ctx context.Context) *end {
 		}
 		i++
 	}
+	return r.finish(ctx)
+}
+
+// finish judges the capability's checkpoint (applying recovery rules that
+// match while it is judged) and checks its outputs.
+func (r *run) finish(ctx context.Context) *end {
 	for r.c.Checkpoint != nil {
 		v := r.settle(ctx, predicateExpectation("checkpoint", &r.c.Checkpoint.When), r.o.StepWait)
 		switch v.kind {
