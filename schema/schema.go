@@ -1,6 +1,6 @@
 // Package schema embeds the JSON Schemas cua publishes (the capability
-// format and the run record; receipts later), so the binary validates with
-// exactly the files users see under schema/.
+// format, the run record and the event log; receipts later), so the binary
+// validates with exactly the files users see under schema/.
 package schema
 
 import _ "embed"
@@ -21,3 +21,12 @@ var RunRecord []byte
 
 // RunRecordID is the $id of the run record schema.
 const RunRecordID = "https://cua.dev/schema/run-record.schema.json"
+
+// EventLog is schema/event-log.schema.json: one line of a run's
+// events.jsonl, with one data shape per event type.
+//
+//go:embed event-log.schema.json
+var EventLog []byte
+
+// EventLogID is the $id of the event log schema.
+const EventLogID = "https://cua.dev/schema/event-log.schema.json"

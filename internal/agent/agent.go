@@ -13,7 +13,6 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/evidence"
-	"github.com/cuahq/cua/internal/hitl"
 	"github.com/cuahq/cua/internal/model"
 	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/policy"
@@ -46,8 +45,12 @@ type Config struct {
 	Secrets     runtime.SecretSource
 	SecretNames []string
 	Redactor    *redact.Redactor
-	// DataDir roots the evidence tree; empty writes none.
-	DataDir  string
+	// DataDir roots the evidence tree; empty writes none unless Evidence
+	// is set.
+	DataDir string
+	// Evidence is the caller's evidence sink (evidence.Open), injected; it
+	// wins over DataDir and the caller closes it after Run returns.
+	Evidence *evidence.Bundle
 	RunID    string
 	Autonomy int
 	// Sovereign delegates irreversible actions for this run; it requires a
@@ -150,46 +153,27 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Redactor == nil {
-		cfg.Redactor = redact.New()
-	}
 	if cfg.VerifyWait == 0 {
 		cfg.VerifyWait = 3 * time.Second
 	}
 	if cfg.StartURL == "" {
 		cfg.StartURL = strings.TrimRight(cfg.BaseURL, "/") + "/"
 	}
-	domains := cfg.AllowedDomains
-	if len(domains) == 0 {
-		u, _ := url.Parse(cfg.BaseURL)
-		domains = []string{u.Hostname()}
-	}
-	pol, err := policy.New(policy.Config{Profile: policy.ProfileDiscovery, AllowedDomains: domains})
+	rt, err := runtime.NewRun(runtime.RunConfig{
+		Base: runtime.Base{Logger: cfg.Logger, Now: cfg.Now}, ID: cfg.RunID, BaseURL: cfg.BaseURL, Actor: domain.ActorAgent,
+		Redactor: cfg.Redactor, Secrets: cfg.Secrets, Evidence: cfg.Evidence, DataDir: cfg.DataDir,
+	})
 	if err != nil {
 		return nil, err
 	}
-	var bundle *evidence.Bundle
-	if cfg.DataDir != "" {
-		if bundle, err = evidence.Open(cfg.DataDir, cfg.RunID, cfg.Redactor); err != nil {
-			return nil, err
-		}
-		defer bundle.Close()
+	defer rt.Close()
+	cfg.Now, cfg.Logger, cfg.Redactor = rt.Now, rt.Logger, rt.Redactor
+	pol, err := policy.New(policy.Config{Profile: policy.ProfileDiscovery, AllowedDomains: rt.Domains(cfg.AllowedDomains),
+		Autonomy: policy.Level(cfg.Autonomy), AllowIrreversible: cfg.Sovereign})
+	if err != nil {
+		return nil, err
 	}
-	holder := "agent:" + cfg.RunID
-	var events runtime.EventSink
-	if bundle != nil {
-		events = bundle
-	}
-	seen := &runtime.SecretLog{}
-	disp, err := runtime.New(runtime.Config{Surface: cfg.Surface, Policy: pol, Lease: hitl.NewLease(holder), Holder: holder,
-		Secrets: cfg.Secrets, Redactor: cfg.Redactor, Events: events, Now: cfg.Now, Logger: cfg.Logger, Actor: domain.ActorAgent,
-		SecretLog: seen})
+	disp, err := rt.Dispatcher(cfg.Surface, pol)
 	if err != nil {
 		return nil, err
 	}
@@ -203,8 +187,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.KillFile != "" {
 		go watchKillFile(ctx, cfg.KillFile, cancel)
 	}
-	l := &loop{cfg: cfg, disp: disp, bundle: bundle, start: cfg.Now(), secrets: seen,
-		guard:   &guard{level: cfg.Autonomy, sovereign: cfg.Sovereign, grants: append([]Grant(nil), cfg.Grants...), approver: cfg.Approver},
+	l := &loop{cfg: cfg, disp: disp, rt: rt, start: cfg.Now(), secrets: rt.SecretLog,
+		guard:   &guard{pol: pol, grants: policy.NewGrants(cfg.Grants), approver: cfg.Approver},
 		trace:   &domain.Trace{Goal: cfg.Goal, BaseURL: cfg.BaseURL, Surface: domain.SurfaceWeb, Model: cfg.Model.ID(), RunID: cfg.RunID, Inputs: map[string]string{}},
 		outputs: map[string]string{},
 	}
@@ -218,7 +202,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if len(l.outputs) > 0 {
 		res.Outputs = l.outputs
 	}
-	l.event("discovery_finished", map[string]any{"status": string(res.Status), "reason": res.Reason, "steps": l.steps, "tokens": l.tokens})
+	l.event(evidence.DiscoveryFinished{Status: string(res.Status), Reason: res.Reason, Steps: l.steps, Tokens: l.tokens})
+	if rt.Evidence != nil {
+		_ = rt.Evidence.Sync()
+	}
 	return res, nil
 }
 
@@ -247,7 +234,7 @@ type loop struct {
 	cfg     Config
 	disp    *runtime.Dispatcher
 	secrets *runtime.SecretLog
-	bundle  *evidence.Bundle
+	rt      *runtime.Run
 	guard   *guard
 	trace   *domain.Trace
 	start   time.Time
@@ -268,12 +255,7 @@ type loop struct {
 	invalid      int
 }
 
-func (l *loop) event(typ string, data map[string]any) {
-	if l.bundle == nil {
-		return
-	}
-	_ = l.bundle.Append(evidence.Event{At: l.cfg.Now().UTC().Format(time.RFC3339Nano), Type: typ, Actor: domain.ActorAgent, Data: data})
-}
+func (l *loop) event(p evidence.Payload) { l.rt.Emit("", p) }
 
 func (l *loop) notice(s string) { l.notices = append(l.notices, s) }
 
@@ -465,7 +447,7 @@ func (l *loop) decide(ctx context.Context, snap *domain.UiSnapshot, elems percep
 			return turn, total, nil
 		}
 		l.invalid++
-		l.event("invalid_turn", map[string]any{"error": err.Error(), "attempt": attempt + 1})
+		l.event(evidence.InvalidTurn{Error: err.Error(), Attempt: attempt + 1})
 		if attempt >= 1 {
 			return Turn{}, total, &Result{Status: StatusAborted, Reason: "the model's answers broke the contract twice: " + err.Error()}
 		}
@@ -514,8 +496,8 @@ func (l *loop) record(t Turn, r StepReport, u model.Usage) {
 		line += " (" + r.Notice + ")"
 	}
 	l.history = append(l.history, line)
-	if l.bundle != nil {
-		_ = l.bundle.AppendLine("steps.jsonl", map[string]any{
+	if l.rt.Evidence != nil {
+		_ = l.rt.AppendLine("steps.jsonl", map[string]any{
 			"step": r.Step, "turn": t, "target": r.Target, "verdict": r.Verdict, "notice": r.Notice,
 			"input_tokens": u.InputTokens, "output_tokens": u.OutputTokens, "tokens_total": l.tokens,
 			"cost": l.cost, "elapsed_ms": l.cfg.Now().Sub(l.start).Milliseconds(),

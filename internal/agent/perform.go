@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/model"
 	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/policy"
@@ -177,7 +178,7 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 		step.Node = &n
 	}
 	step.Action = a
-	risk := domain.MaxRisk(policy.Classify(a, node), runtime.ImpliedRisk(snap, a, node))
+	risk := policy.ActionRisk(snap, a, node)
 	a.Risk = risk
 	name := ""
 	if node != nil {
@@ -187,26 +188,22 @@ func (l *loop) act(ctx context.Context, snap *domain.UiSnapshot, t Turn, node *d
 	if node != nil {
 		prop.Role = node.Role
 	}
-	if l.cfg.Autonomy == LevelAdvisory {
+	if l.guard.pol.Consult(prop, l.guard.grants) == policy.NeedProposalOnly {
 		rep.Verdict = "proposed"
 		return &Result{Status: StatusAdvisory, Reason: "advisory mode: " + prop.String(), Proposal: &prop}
 	}
-	confirmed, err := l.guard.check(ctx, prop)
+	consent, err := l.guard.check(ctx, prop)
 	if err != nil {
 		rep.Verdict, rep.Notice = "held", fmt.Sprintf("%s needs an approval the autonomy level requires; it was not performed", prop)
 		l.notice(rep.Notice)
-		l.event("approval_required", map[string]any{"proposal": prop})
+		l.event(evidence.ApprovalRequired{Proposal: evidence.Proposal(prop)})
 		if l.cfg.Autonomy == LevelConfirmEach && l.cfg.Approver == nil {
 			return &Result{Status: StatusNeedsApproval, Reason: rep.Notice, Proposal: &prop}
 		}
 		return l.fail(rep)
 	}
-	var opts []runtime.ActOption
-	if confirmed {
-		opts = append(opts, runtime.Confirmed())
-	}
 	before := snap
-	_, err = l.disp.Act(ctx, snap, a, text, opts...)
+	_, err = l.disp.Act(ctx, snap, a, text, runtime.Proposed(prop), runtime.Consented(consent), runtime.Granted(l.guard.grants))
 	switch {
 	case err != nil && policy.IsDenied(err):
 		rep.Verdict, rep.Notice = "denied", err.Error()

@@ -1,6 +1,12 @@
-// Package evidence writes a run's evidence: the run record and the
-// hash-chained event log under <data-dir>/runs/<run-id>/. Every string passes
-// through the redactor before it reaches a file (DESIGN invariant 6).
+// Package evidence owns a run's evidence: the run record, the typed event
+// kinds (one Go type and one JSON shape per kind, published as
+// schema/event-log.schema.json) and the hash-chained event log under
+// <data-dir>/runs/<run-id>/.
+//
+// Every string passes through the redactor before it reaches a file (DESIGN
+// invariant 6); evidence never writes outside the run's directory, never
+// rewrites a written event, and never decides anything about a run: it
+// records what the engines tell it.
 package evidence
 
 import (
@@ -9,10 +15,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/redact"
@@ -20,7 +29,9 @@ import (
 
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// Event is one line of events.jsonl.
+// Event is one line of events.jsonl. Emitters set Payload (its kind gives
+// Type, its JSON shape gives Data); Data is the generic view of a line read
+// back, or of an event written without a typed payload.
 type Event struct {
 	Seq    int            `json:"seq"`
 	At     string         `json:"at"`
@@ -30,6 +41,15 @@ type Event struct {
 	Data   map[string]any `json:"data,omitempty"`
 	Prev   string         `json:"prev"`
 	Hash   string         `json:"hash"`
+	// Payload, when set, is the event's typed data; Append encodes it into
+	// Type and Data.
+	Payload Payload `json:"-"`
+}
+
+// NewEvent is the event of kind p at the given time (RFC 3339, UTC), by
+// actor, for step (empty for a run-level event).
+func NewEvent(at time.Time, actor domain.Actor, step string, p Payload) Event {
+	return Event{At: at.UTC().Format(time.RFC3339Nano), Type: p.EventType(), Actor: actor, StepID: step, Payload: p}
 }
 
 // Bundle is one run's evidence directory. Safe for concurrent use.
@@ -71,6 +91,13 @@ func (b *Bundle) Append(e Event) error {
 	defer b.mu.Unlock()
 	if b.w == nil {
 		return fmt.Errorf("evidence: bundle closed")
+	}
+	if e.Payload != nil {
+		data, err := payloadData(e.Payload)
+		if err != nil {
+			return err
+		}
+		e.Type, e.Data = e.Payload.EventType(), data
 	}
 	e.Type, e.At, e.StepID = b.red.String(e.Type), b.red.String(e.At), b.red.String(e.StepID)
 	e.Actor = domain.Actor(b.red.String(string(e.Actor)))
@@ -202,4 +229,47 @@ func (b *Bundle) AppendLine(name string, v any) error {
 		return fmt.Errorf("evidence: write %s: %w", name, err)
 	}
 	return nil
+}
+
+// RedactRecord returns a copy of rec with every free-text field, input,
+// output and returned value passed through red: the record as a caller may
+// print or store it. Numbers and booleans that reveal nothing keep their
+// type.
+func RedactRecord(rec *domain.RunRecord, red *redact.Redactor) *domain.RunRecord {
+	cp := *rec
+	cp.RunID, cp.Capability, cp.BaseURL = red.String(rec.RunID), red.String(rec.Capability), red.String(rec.BaseURL)
+	cp.Outcome, cp.Message = red.String(rec.Outcome), red.String(rec.Message)
+	cp.Inputs, cp.Outputs = redactMap(rec.Inputs, red), redactMap(rec.Outputs, red)
+	if rec.Returns != nil {
+		cp.Returns = make(map[string]string, len(rec.Returns))
+		for k, v := range rec.Returns {
+			cp.Returns[red.String(k)] = red.String(v)
+		}
+	}
+	cp.Steps = make([]domain.StepResult, len(rec.Steps))
+	for i, s := range rec.Steps {
+		s.ID, s.Message = red.String(s.ID), red.String(s.Message)
+		cp.Steps[i] = s
+	}
+	if rec.StrategyMix != nil {
+		cp.StrategyMix = make(map[domain.Strategy]int, len(rec.StrategyMix))
+		maps.Copy(cp.StrategyMix, rec.StrategyMix)
+	}
+	if rec.Effects != nil {
+		eff := *rec.Effects
+		eff.Steps = slices.Clone(rec.Effects.Steps)
+		cp.Effects = &eff
+	}
+	return &cp
+}
+
+func redactMap(m map[string]any, red *redact.Redactor) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out, ok := red.Value(m).(map[string]any)
+	if !ok {
+		return map[string]any{"redacted": redact.Marker}
+	}
+	return out
 }

@@ -1,6 +1,10 @@
-// Package hitl holds the human-in-the-loop primitives: the session Lease
+// Package hitl owns the human-in-the-loop primitives: the session Lease
 // with its epoch (who may act on a session, and since when), and later the
 // SessionBroker and intervention queue.
+//
+// hitl never acts on a surface and never authorizes an action: it only
+// says who holds a session at which epoch, which runtime checks before
+// every dispatch and policy binds into every AuthorizedAction.
 package hitl
 
 import (

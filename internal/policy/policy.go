@@ -1,7 +1,14 @@
 // Package policy is the single chokepoint every action passes before it
-// reaches a surface. It owns the profiles (AUTOMATION, HUMAN, DISCOVERY), the
-// risk tiers and the name lexicon, the domain allowlist, and approvals; it is
-// the only maker of AuthorizedAction (DESIGN invariant 2).
+// reaches a surface, and the only package that decides whether an action is
+// allowed. It owns the profiles (AUTOMATION, HUMAN, DISCOVERY), the risk
+// tiers, the name lexicon and the risk an action implies beyond its node,
+// the domain allowlist, the autonomy levels 0-4, grants (and spending their
+// uses), consents and capability approvals; it is the only maker of
+// AuthorizedAction (DESIGN invariant 2).
+//
+// policy never performs I/O, never asks a person anything (callers ask and
+// hand policy the Consent), and never trusts a caller's claim that an action
+// was confirmed: the grant or consent itself travels in the Request.
 package policy
 
 import (
@@ -49,12 +56,17 @@ type Config struct {
 	Parent *Engine
 	// AllowedActions limits action types; empty allows all.
 	AllowedActions []domain.ActionType
-	// AllowIrreversible is the caller's opt-in to irreversible actions.
+	// AllowIrreversible is the caller's opt-in to irreversible actions;
+	// under DISCOVERY it delegates them for the run (--sovereign) at any
+	// autonomy level that acts.
 	AllowIrreversible bool
 	// ContentHash is the recomputed hash of the capability being run.
 	ContentHash string
 	// Approval is the approval record presented for irreversible actions.
 	Approval *Approval
+	// Autonomy is a DISCOVERY run's level; it applies to requests that
+	// carry a Proposal (the actions a model proposed).
+	Autonomy Level
 }
 
 // Engine authorizes actions under one configuration. It is safe for
@@ -71,6 +83,9 @@ func New(cfg Config) (*Engine, error) {
 	case ProfileAutomation, ProfileHuman, ProfileDiscovery:
 	default:
 		return nil, fmt.Errorf("policy: unknown profile %q", cfg.Profile)
+	}
+	if !cfg.Autonomy.Valid() {
+		return nil, fmt.Errorf("policy: autonomy: %d is not a level 0-4", cfg.Autonomy)
 	}
 	e := &Engine{cfg: cfg}
 	if cfg.EntryOrigin != "" {
@@ -103,14 +118,19 @@ type Request struct {
 	// Epoch and Holder identify the lease the action runs under.
 	Epoch  uint64
 	Holder string
-	// ImpliedRisk is the risk of what the action sets off beyond its node:
-	// Enter in a form field submits the form, so it carries the risk of the
-	// form's buttons. The runtime fills it from the snapshot.
-	ImpliedRisk domain.Risk
-	// Confirmed is an explicit confirmation of an irreversible action: the
-	// operator's (HUMAN profile), or under DISCOVERY an approval or a scoped
-	// grant the autonomy guard consumed for exactly this action.
-	Confirmed bool
+	// Snapshot is the screen the action was resolved on; policy reads from
+	// it the risk of what the action sets off beyond its node (ImpliedRisk:
+	// Enter in a form field submits the form). Nil implies nothing.
+	Snapshot *domain.UiSnapshot
+	// Proposal, under DISCOVERY, is the action as a model proposed it: the
+	// engine's autonomy level applies to it.
+	Proposal *Proposal
+	// Consent is a person's yes to exactly this action (the operator's
+	// confirmation under HUMAN, an approver's under DISCOVERY).
+	Consent *Consent
+	// Grants are the run's grants; when a grant is what allows an
+	// irreversible DISCOVERY action, Authorize spends one of its uses.
+	Grants *Grants
 }
 
 // DeniedError is returned when policy refuses an action.
@@ -160,7 +180,7 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 	default:
 		return AuthorizedAction{}, deny("risk", domain.CodePolicyDenied, "step %q declares an unknown risk tier %q", a.StepID, a.Risk)
 	}
-	computed := domain.MaxRisk(Classify(a, req.Node), req.ImpliedRisk)
+	computed := ActionRisk(req.Snapshot, a, req.Node)
 	risk := domain.MaxRisk(computed, a.Risk)
 	switch e.cfg.Profile {
 	case ProfileAutomation:
@@ -174,14 +194,13 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 			}
 		}
 	case ProfileHuman:
-		if risk == domain.RiskIrreversible && !req.Confirmed {
+		if risk == domain.RiskIrreversible && !req.Consent.covers(req.Node, risk) {
 			return AuthorizedAction{}, deny("confirm_irreversible", domain.CodeApprovalRequired,
 				"the control %q is irreversible: the operator must confirm it", nodeName(req.Node))
 		}
 	case ProfileDiscovery:
-		if risk == domain.RiskIrreversible && !e.cfg.AllowIrreversible && !req.Confirmed {
-			return AuthorizedAction{}, deny("discovery_irreversible", domain.CodeApprovalRequired,
-				"discovery may not perform the irreversible action on %q without a grant", nodeName(req.Node))
+		if err := e.discovery(req, risk); err != nil {
+			return AuthorizedAction{}, err
 		}
 	}
 	out := AuthorizedAction{

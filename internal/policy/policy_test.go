@@ -48,6 +48,15 @@ func wantDenied(tb testing.TB, err error, rule string, code domain.FailureCode) 
 	}
 }
 
+// consentTo is an operator's consent to acting on n at risk, or nil when
+// ok is false.
+func consentTo(ok bool, n *domain.Node, risk domain.Risk) *policy.Consent {
+	if !ok {
+		return nil
+	}
+	return &policy.Consent{By: "operator", Proposal: policy.Proposal{Action: "click", Role: n.Role, Name: n.Name, Risk: risk}}
+}
+
 // approved is an AUTOMATION config that may perform irreversible actions.
 func approved() policy.Config {
 	return policy.Config{
@@ -161,9 +170,9 @@ func TestAuthorizeProfileRiskMatrix(t *testing.T) {
 				t.Parallel()
 				e := mustEngine(t, tt.cfg)
 				req := policy.Request{
-					Action:    domain.Action{Type: domain.ActClick, StepID: "s1", Risk: tier.risk, Actor: domain.ActorAutomation},
-					Node:      button(tier.label),
-					Confirmed: tt.confirmed,
+					Action:  domain.Action{Type: domain.ActClick, StepID: "s1", Risk: tier.risk, Actor: domain.ActorAutomation},
+					Node:    button(tier.label),
+					Consent: consentTo(tt.confirmed, button(tier.label), tier.risk),
 				}
 				got, err := e.Authorize(req)
 				w := tt.want[i]
@@ -338,9 +347,9 @@ func TestAuthorizeHumanAndSecrets(t *testing.T) {
 			t.Parallel()
 			e := mustEngine(t, policy.Config{Profile: tt.profile})
 			got, err := e.Authorize(policy.Request{
-				Action:    domain.Action{Type: domain.ActType, StepID: "pw", Value: secret},
-				Node:      field,
-				Confirmed: tt.confirmed,
+				Action:  domain.Action{Type: domain.ActType, StepID: "pw", Value: secret},
+				Node:    field,
+				Consent: consentTo(tt.confirmed, field, domain.RiskSafe),
 			})
 			if tt.wantRule != "" {
 				wantDenied(t, err, tt.wantRule, domain.CodePolicyDenied)

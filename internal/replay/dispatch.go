@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/policy"
 )
 
@@ -63,7 +64,7 @@ func (r *run) dispatch(ctx context.Context, st *domain.Step, snap *domain.UiSnap
 // dispatch error and what the screen showed.
 func (r *run) explain(ctx context.Context, st *domain.Step, err error) *end {
 	cause := errEnd(err)
-	r.emit("dispatch_failed_classify", r.stepName(st.ID), map[string]any{"error": err.Error()})
+	r.emit(r.stepName(st.ID), evidence.DispatchFailedClassify{Error: err.Error()})
 	snap, oerr := r.disp.Observe(ctx)
 	if oerr != nil {
 		cause.msg = fmt.Sprintf("step %s: %s; the screen could not be read afterwards: %v", st.ID, cause.msg, oerr)
@@ -75,7 +76,7 @@ func (r *run) explain(ctx context.Context, st *domain.Step, err error) *end {
 	case vOutcome:
 		return &end{status: domain.StatusBusinessOutcome, outcome: v.outcome}
 	case vRecovery:
-		r.emit("dispatch_explained", r.stepName(st.ID), map[string]any{"rule": v.rule.ID})
+		r.emit(r.stepName(st.ID), evidence.DispatchExplained{Rule: v.rule.ID})
 		return &end{recoverWith: v.rule, msg: cause.msg}
 	case vFailed:
 		e := v.end()

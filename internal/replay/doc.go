@@ -1,12 +1,17 @@
-// Package replay is the deterministic engine: it runs a sealed capability on
-// a surface with no model in the loop. Inputs are validated before anything
-// moves; each step observes, classifies the screen (declared outcomes, then
-// recovery rules, then the step's expectation; anything else fails closed as
-// UNEXPECTED_STATE), acts through the runtime dispatcher and waits for its
-// postcondition. Business outcomes are answers, declared faults are
-// recovered within their budget, and failures listed in escalation.triggers
-// hand the run to a human (NEEDS_HUMAN).
+// Package replay is the deterministic engine: it owns running a sealed
+// capability on a surface with no model in the loop. Inputs are validated
+// before anything moves; each step observes, classifies the screen
+// (declared outcomes, then recovery rules, then the step's expectation;
+// anything else fails closed as UNEXPECTED_STATE), acts through the runtime
+// dispatcher and waits for its postcondition. Business outcomes are
+// answers, declared faults are recovered within their budget, and failures
+// listed in escalation.triggers hand the run to a human (NEEDS_HUMAN). Its
+// run is built by runtime.NewRun, its events are evidence's typed kinds, and
+// the record Run returns is the redacted record it wrote.
 //
 // replay never imports a model, an agent or a model SDK (DESIGN invariant
-// 1, checked by internal/archtest).
+// 1, checked by internal/archtest), never decides whether an action is
+// allowed (policy does), never dispatches except through runtime, never
+// repeats a step whose effect may have landed without checking it first,
+// and never returns a record a caller must still redact.
 package replay

@@ -35,8 +35,13 @@ type Options struct {
 	Surface    surface.Surface
 	Secrets    runtime.SecretSource
 	Redactor   *redact.Redactor
-	// DataDir roots the evidence tree; empty writes no evidence.
-	DataDir           string
+	// DataDir roots the evidence tree; empty writes no evidence unless
+	// Evidence is set.
+	DataDir string
+	// Evidence is the caller's evidence sink (evidence.Open), injected; it
+	// wins over DataDir, and the caller closes it after Run returns (Run
+	// writes the record and syncs it).
+	Evidence          *evidence.Bundle
 	AllowIrreversible bool
 	Approval          *policy.Approval
 	// ReleasedGates lists the gated step ids a reviewer released.
@@ -54,24 +59,17 @@ type Options struct {
 // only when the run could not be recorded (evidence directory unwritable);
 // every run outcome, including failures, is in the record.
 func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Redactor == nil {
-		o.Redactor = redact.New()
-	}
 	if o.StepWait == 0 {
 		o.StepWait = DefaultStepWait
 	}
-	if o.Holder == "" {
-		o.Holder = "automation:" + o.RunID
+	rt, err := runtime.NewRun(runtime.RunConfig{
+		Base: runtime.Base{Logger: o.Logger, Now: o.Now}, ID: o.RunID, BaseURL: o.BaseURL, Actor: domain.ActorAutomation,
+		Holder: o.Holder, Lease: o.Lease, Redactor: o.Redactor, Secrets: o.Secrets, Evidence: o.Evidence, DataDir: o.DataDir,
+	})
+	if err != nil {
+		return nil, err
 	}
-	if o.Lease == nil {
-		o.Lease = hitl.NewLease(o.Holder)
-	}
+	o.Now, o.Logger, o.Redactor, o.Holder, o.Lease = rt.Now, rt.Logger, rt.Redactor, rt.Holder, rt.Lease
 	c := o.Capability.Capability
 	start := o.Now()
 	rec := &domain.RunRecord{
@@ -79,16 +77,7 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 		Status: domain.StatusRunning, StartedAt: start.UTC().Format(time.RFC3339Nano),
 		StrategyMix: map[domain.Strategy]int{}, Steps: []domain.StepResult{}, BaseURL: o.BaseURL,
 	}
-	var bundle *evidence.Bundle
-	if o.DataDir != "" {
-		b, err := evidence.Open(o.DataDir, o.RunID, o.Redactor)
-		if err != nil {
-			return nil, err
-		}
-		bundle = b
-	}
-	r := &run{o: o, c: c, rec: rec, bundle: bundle, start: start, outputs: map[string]any{}, attempts: map[string]int{},
-		secrets: &runtime.SecretLog{}, eff: &effectLog{}}
+	r := &run{o: o, c: c, rec: rec, rt: rt, start: start, outputs: map[string]any{}, attempts: map[string]int{}, eff: &effectLog{}}
 	for i := range c.Steps {
 		r.eff.declare(c.Steps[i].ID, stepRisk(&c.Steps[i]))
 	}
@@ -99,17 +88,23 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 	if r.resolutions > 0 {
 		rec.DriftScore = float64(r.drifted) / float64(r.resolutions)
 	}
-	if bundle != nil {
-		r.emit("run_finished", "", map[string]any{"status": string(rec.Status), "failure_code": string(rec.FailureCode), "outcome": rec.Outcome})
-		err := bundle.WriteRecord(r.sinkRecord())
-		if cerr := bundle.Close(); err == nil {
+	// The record leaves the engine redacted (invariant 6): callers print
+	// and store it as it is.
+	out := evidence.RedactRecord(r.sinkRecord(), o.Redactor)
+	if rt.Evidence != nil {
+		r.emit("", evidence.RunFinished{Status: rec.Status, FailureCode: rec.FailureCode, Outcome: rec.Outcome})
+		err := rt.Evidence.WriteRecord(out)
+		if err == nil {
+			err = rt.Evidence.Sync()
+		}
+		if cerr := rt.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
-			return rec, err
+			return out, err
 		}
 	}
-	return rec, nil
+	return out, nil
 }
 
 // end is how a run (or sub-run) stops.
@@ -124,18 +119,17 @@ type end struct {
 }
 
 type run struct {
-	o      Options
-	c      *domain.Capability
-	rec    *domain.RunRecord
-	bundle *evidence.Bundle
-	disp   *runtime.Dispatcher
-	start  time.Time
+	o     Options
+	c     *domain.Capability
+	rec   *domain.RunRecord
+	rt    *runtime.Run
+	disp  *runtime.Dispatcher
+	start time.Time
 
 	inputs   map[string]any
 	outputs  map[string]any
 	attempts map[string]int
 
-	secrets              *runtime.SecretLog
 	resolutions, drifted int
 	stepsRun             int
 	subDispatches        int
@@ -169,12 +163,8 @@ func (r *run) noteSnapshot(s *domain.UiSnapshot) {
 	}
 }
 
-func (r *run) emit(typ, step string, data map[string]any) {
-	if r.bundle == nil {
-		return
-	}
-	_ = r.bundle.Append(evidence.Event{At: r.o.Now().UTC().Format(time.RFC3339Nano), Type: typ, Actor: domain.ActorAutomation, StepID: step, Data: data})
-}
+// emit records an engine event; step is empty for a run-level event.
+func (r *run) emit(step string, p evidence.Payload) { r.rt.Emit(step, p) }
 
 func failEnd(code domain.FailureCode, format string, args ...any) *end {
 	return &end{status: domain.StatusFailed, code: code, msg: fmt.Sprintf(format, args...)}
@@ -315,7 +305,7 @@ func (r *run) sinkRecord() *domain.RunRecord {
 func (r *run) execute(ctx context.Context) *end {
 	inputs, err := capability.BindInputs(r.c, r.o.Inputs)
 	if err != nil {
-		r.emit("input_refused", "", map[string]any{"error": err.Error()})
+		r.emit("", evidence.InputRefused{Error: err.Error()})
 		return errEnd(err)
 	}
 	r.inputs = inputs
@@ -351,10 +341,10 @@ func (r *run) execute(ctx context.Context) *end {
 	}
 	r.disp = disp
 	if e := r.refuseUnauthorizable(); e != nil {
-		r.emit("run_refused", "", map[string]any{"code": string(e.code), "reason": e.msg})
+		r.emit("", evidence.RunRefused{Code: e.code, Reason: e.msg})
 		return e
 	}
-	r.emit("run_started", "", map[string]any{"capability": r.c.Ref(), "content_hash": r.o.Capability.Hash, "base_url": r.o.BaseURL})
+	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL})
 
 	limit := time.Duration(r.c.Policy.MaxDurationMS) * time.Millisecond
 	ctx, cancel := context.WithTimeout(ctx, limit)
@@ -410,11 +400,6 @@ func usesRunCapability(c *domain.Capability) bool {
 // surface, lease, secrets, redactor and evidence. A sub-run's policy also
 // needs its caller's to allow every URL.
 func (r *run) dispatcher(c *domain.Capability) (*runtime.Dispatcher, error) {
-	u, _ := url.Parse(r.o.BaseURL)
-	domains := c.Policy.AllowedDomains
-	if len(domains) == 0 {
-		domains = []string{u.Hostname()}
-	}
 	var parent *policy.Engine
 	if r.parent != nil {
 		parent = r.parent.pol
@@ -426,22 +411,15 @@ func (r *run) dispatcher(c *domain.Capability) (*runtime.Dispatcher, error) {
 		actions = append(slices.Clone(c.Policy.AllowedActions), domain.ActNavigate, domain.ActReload)
 	}
 	pol, err := policy.New(policy.Config{
-		Profile: policy.ProfileAutomation, AllowedDomains: domains, AllowedActions: actions,
-		EntryOrigin: u.Scheme + "://" + u.Host, Parent: parent,
+		Profile: policy.ProfileAutomation, AllowedDomains: r.rt.Domains(c.Policy.AllowedDomains), AllowedActions: actions,
+		EntryOrigin: r.rt.EntryOrigin(), Parent: parent,
 		AllowIrreversible: r.o.AllowIrreversible, ContentHash: r.o.Capability.Hash, Approval: r.o.Approval,
 	})
 	if err != nil {
 		return nil, domain.Wrap(domain.CodeCapabilityInvalid, err, "policy")
 	}
 	r.pol = pol
-	var events runtime.EventSink
-	if r.bundle != nil {
-		events = r.bundle
-	}
-	return runtime.New(runtime.Config{
-		Surface: r.o.Surface, Policy: pol, Lease: r.o.Lease, Holder: r.o.Holder, Secrets: r.o.Secrets,
-		Redactor: r.o.Redactor, Events: events, Now: r.o.Now, Logger: r.o.Logger, SecretLog: r.secrets,
-	})
+	return r.rt.Dispatcher(r.o.Surface, pol)
 }
 
 func (r *run) expand(pattern string) string {
@@ -540,15 +518,15 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 	if err != nil {
 		return failEnd(domain.CodeInputInvalid, "%s cannot run in place: %v", l.Capability.Ref(), err)
 	}
-	sub := &run{o: r.o, c: subCap, rec: r.rec, bundle: r.bundle, start: r.o.Now(),
-		outputs: map[string]any{}, attempts: map[string]int{}, inputs: subInputs, parent: r, secrets: r.secrets, eff: r.eff}
+	sub := &run{o: r.o, c: subCap, rec: r.rec, rt: r.rt, start: r.o.Now(),
+		outputs: map[string]any{}, attempts: map[string]int{}, inputs: subInputs, parent: r, eff: r.eff}
 	sub.o.Capability = l
 	disp, err := sub.dispatcher(l.Capability)
 	if err != nil {
 		return errEnd(err)
 	}
 	sub.disp = disp
-	r.emit("capability_started", "", map[string]any{"capability": l.Capability.Ref(), "content_hash": l.Hash, "file": l.File, "why": why})
+	r.emit("", evidence.CapabilityStarted{Capability: l.Capability.Ref(), ContentHash: l.Hash, File: l.File, Why: why})
 	e := sub.steps(ctx)
 	r.subDispatches += disp.Dispatches() + sub.subDispatches
 	r.resolutions += sub.resolutions
@@ -560,6 +538,6 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 		e.msg = l.Capability.Ref() + ": " + e.msg
 		return e
 	}
-	r.emit("capability_finished", "", map[string]any{"capability": l.Capability.Ref()})
+	r.emit("", evidence.CapabilityFinished{Capability: l.Capability.Ref()})
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 )
 
 // mustNotRepeat reports whether a step may never be sent twice: it is
@@ -23,7 +24,7 @@ func mustNotRepeat(st *domain.Step) bool {
 func (r *run) landed(ctx context.Context, st *domain.Step) (bool, *end) {
 	name := r.stepName(st.ID)
 	unknown := func(why string) *end {
-		r.emit("effect_unknown", name, map[string]any{"risk": string(stepRisk(st)), "why": why})
+		r.emit(name, evidence.EffectUnknown{Risk: stepRisk(st), Why: why})
 		return &end{status: domain.StatusNeedsHuman, code: domain.CodeEffectUnknown,
 			msg: fmt.Sprintf("step %s (%s) was sent before a recovery and %s; it is not sent again", st.ID, stepRisk(st), why)}
 	}
@@ -64,7 +65,7 @@ func (r *run) landed(ctx context.Context, st *domain.Step) (bool, *end) {
 			return false, nil
 		}
 		if ok, _, _ := post.check(v.snap); ok {
-			r.emit("effect_landed", name, map[string]any{"risk": string(stepRisk(st))})
+			r.emit(name, evidence.EffectLanded{Risk: stepRisk(st)})
 			res := domain.StepResult{ID: name, Action: st.Action, Status: "landed", Attempts: 1,
 				Message: "its postcondition held after the recovery: not repeated"}
 			r.confirm(st, &res)

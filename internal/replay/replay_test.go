@@ -183,6 +183,7 @@ func checkEvidence(t *testing.T, b *testBundle, rec *domain.RunRecord) {
 		t.Errorf("record.json says %s/%s/%d dispatches/%s, the run %s/%s/%d/%s",
 			disk.Status, disk.FailureCode, disk.DispatchCount, disk.ContentHash, rec.Status, rec.FailureCode, rec.DispatchCount, b.loaded.Hash)
 	}
+	validateEventLog(t, dir)
 	events := readEvents(t, dir)
 	if len(events) == 0 || events[len(events)-1].Type != "run_finished" {
 		t.Errorf("the event log does not end with run_finished: %d events", len(events))

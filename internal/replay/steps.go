@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/targeting"
@@ -270,7 +271,7 @@ func (r *run) steps(ctx context.Context) *end {
 			}
 		}
 		if st.Gate && !slices.Contains(r.o.ReleasedGates, st.ID) {
-			r.emit("gate_reached", st.ID, map[string]any{"description": st.Description})
+			r.emit(st.ID, evidence.GateReached{Description: st.Description})
 			return failEnd(domain.CodeGateReached, "step %s is gated for human review", st.ID)
 		}
 		started := time.Now()
@@ -328,12 +329,18 @@ func (r *run) steps(ctx context.Context) *end {
 		r.recordStep(res, started, nil)
 		if st.Checkpoint {
 			lastCheckpoint = i
-			if r.bundle != nil {
-				_ = r.bundle.Sync()
+			if r.rt.Evidence != nil {
+				_ = r.rt.Evidence.Sync()
 			}
 		}
 		i++
 	}
+	return r.finish(ctx)
+}
+
+// finish judges the capability's checkpoint (applying recovery rules that
+// match while it is judged) and checks its outputs.
+func (r *run) finish(ctx context.Context) *end {
 	for r.c.Checkpoint != nil {
 		v := r.settle(ctx, predicateExpectation("checkpoint", &r.c.Checkpoint.When), r.o.StepWait)
 		switch v.kind {
@@ -386,11 +393,11 @@ func (r *run) recordStep(res domain.StepResult, started time.Time, e *end) {
 		res.Message = e.msg
 	}
 	r.rec.Steps = append(r.rec.Steps, res)
-	data := map[string]any{"status": res.Status, "strategy": string(res.Strategy), "duration_ms": res.DurationMS}
+	ev := evidence.StepFinished{Status: res.Status, Strategy: res.Strategy, DurationMS: res.DurationMS}
 	if res.Effect != "" {
-		data["risk"], data["effect"] = string(res.Risk), string(res.Effect)
+		ev.Risk, ev.Effect = res.Risk, res.Effect
 	}
-	r.emit("step_finished", res.ID, data)
+	r.emit(res.ID, ev)
 }
 
 // pageKey identifies the document a step acted in, for re-anchoring.
@@ -415,7 +422,7 @@ func (r *run) reanchor(ctx context.Context, i, lastCheckpoint int, keys []string
 	}
 	for j := lastCheckpoint + 1; j < i; j++ {
 		if keys[j] != "" && keys[j] == pageKey(snap, &r.c.Steps[j]) {
-			r.emit("reanchored", r.c.Steps[j].ID, map[string]any{"from": r.c.Steps[i].ID})
+			r.emit(r.c.Steps[j].ID, evidence.Reanchored{From: r.c.Steps[i].ID})
 			return j
 		}
 	}
@@ -429,12 +436,12 @@ func (r *run) recover(ctx context.Context, rule *domain.RecoveryRule) *end {
 	r.attempts[rule.ID]++
 	n := r.attempts[rule.ID]
 	if n > rule.MaxAttempts {
-		r.emit("recovery_exhausted", "", map[string]any{"rule": rule.ID, "max_attempts": rule.MaxAttempts})
+		r.emit("", evidence.RecoveryExhausted{Rule: rule.ID, MaxAttempts: rule.MaxAttempts})
 		return failEnd(domain.CodeRecoveryExhausted, "recovery %s exhausted after %d attempt(s)", rule.ID, rule.MaxAttempts)
 	}
 	r.rec.RecoveryAttempts++
 	r.top().recovered = append(r.top().recovered, rule.ID)
-	r.emit("recovery", "", map[string]any{"rule": rule.ID, "remedy": string(rule.Remedy), "attempt": n})
+	r.emit("", evidence.Recovery{Rule: rule.ID, Remedy: rule.Remedy, Attempt: n})
 	if d := time.Duration(rule.Backoff.Delay(n)) * time.Millisecond; d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -479,7 +486,7 @@ func (r *run) reload(ctx context.Context, rule *domain.RecoveryRule) *end {
 		}
 	}
 	if rule.AfterPost == domain.AfterPostRefuse {
-		r.emit("reload_refused", "", map[string]any{"rule": rule.ID, "reason": "the page came from a submitted form"})
+		r.emit("", evidence.ReloadRefused{Rule: rule.ID, Reason: "the page came from a submitted form"})
 		return &end{status: domain.StatusNeedsHuman, code: domain.CodeRecoveryExhausted,
 			msg: fmt.Sprintf("recovery %s: the page came from a submitted form, and reloading it would send the form again (after_post: refuse)", rule.ID)}
 	}
@@ -487,7 +494,7 @@ func (r *run) reload(ctx context.Context, rule *domain.RecoveryRule) *end {
 	if err != nil {
 		return failEnd(domain.CodeInputInvalid, "entrypoint: %v", err)
 	}
-	r.emit("reload_as_get", "", map[string]any{"rule": rule.ID, "url": entry})
+	r.emit("", evidence.ReloadAsGet{Rule: rule.ID, URL: entry})
 	if _, err := r.disp.Act(ctx, nil, domain.Action{Type: domain.ActNavigate, URL: entry, StepID: step}, ""); err != nil {
 		return errEnd(err)
 	}
@@ -505,7 +512,7 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		}
 		r.noteResolution(res, rs)
 		text := targeting.ExtractText(snap, rs)
-		if r.secrets.Reveals(text) {
+		if r.rt.SecretLog.Reveals(text) {
 			return failEnd(domain.CodeOutputInvalid, "step %s: the extracted value contains a secret; a secret can never be read back", st.ID)
 		}
 		val, err := extractValue(r.c, st, text, r.o.Redactor.RegisterLiteral)
@@ -513,7 +520,7 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 			return failEnd(domain.CodeOutputInvalid, "step %s: %v", st.ID, err)
 		}
 		r.outputs[st.Into] = val
-		r.emit("extracted", st.ID, map[string]any{"output": st.Into, "strategy": string(rs.Strategy)})
+		r.emit(st.ID, evidence.Extracted{Output: st.Into, Strategy: rs.Strategy})
 		return nil
 	case domain.ActWaitFor:
 		for {

@@ -1,9 +1,15 @@
-// Package runtime is the dispatcher: the one path from an action to a
-// surface. It observes (normalising the snapshot and checking where the
+// Package runtime owns the dispatcher, the one path from an action to a
+// surface, and the run builder (Base, RunConfig, Run) that replay,
+// discovery and later workers and the console build their runs with. The
+// dispatcher observes (normalising the snapshot and checking where the
 // surface landed), checks the lease and epoch, resolves the target, asks
 // policy to authorize, binds secrets at the last moment, dispatches, and
-// records an evidence event. It is the only caller of Surface.Dispatch
-// (DESIGN invariant 2).
+// records a typed evidence event. It is the only caller of
+// Surface.Dispatch (DESIGN invariant 2).
+//
+// runtime never decides whether an action is allowed (policy does, from
+// what the Request carries), never retries or recovers (the engines do),
+// and never lets a resolved secret out of the dispatch that bound it.
 package runtime
 
 import (
@@ -159,7 +165,7 @@ func (d *Dispatcher) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	}
 	snap := perception.Normalize(raw)
 	if err := d.checkLanded(snap); err != nil {
-		d.emit("landing_refused", "", map[string]any{"url": snap.URL, "error": err.Error()})
+		d.emit("", evidence.LandingRefused{URL: snap.URL, Error: err.Error()})
 		return snap, err
 	}
 	d.last = snap
@@ -194,9 +200,16 @@ type Result struct {
 // ActOption adjusts one Act call.
 type ActOption func(*policy.Request)
 
-// Confirmed marks the action as explicitly confirmed (an operator's
-// confirmation, or an approval or grant the autonomy guard consumed).
-func Confirmed() ActOption { return func(r *policy.Request) { r.Confirmed = true } }
+// Proposed hands policy the action as a model proposed it, so the
+// autonomy level applies (DISCOVERY).
+func Proposed(p policy.Proposal) ActOption { return func(r *policy.Request) { r.Proposal = &p } }
+
+// Consented hands policy a person's consent to exactly this action.
+func Consented(c *policy.Consent) ActOption { return func(r *policy.Request) { r.Consent = c } }
+
+// Granted hands policy the run's grants; policy spends a use when a grant
+// is what allows the action.
+func Granted(g *policy.Grants) ActOption { return func(r *policy.Request) { r.Grants = g } }
 
 // Act resolves a.Target on snap (when it has one), authorizes and dispatches
 // the action. text is the resolved non-secret value for type and select.
@@ -204,27 +217,26 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	var res Result
 	a.Actor = d.actor
 	if err := d.lease.Check(d.holder, d.epoch); err != nil {
-		d.emit("dispatch_refused", a.StepID, map[string]any{"reason": err.Error()})
+		d.emit(a.StepID, evidence.DispatchRefused{Reason: err.Error()})
 		return res, err
 	}
 	if a.Target != nil {
 		r, err := targeting.Resolve(snap, *a.Target)
 		if err != nil {
-			d.emit("target_unresolved", a.StepID, map[string]any{"error": err.Error()})
+			d.emit(a.StepID, evidence.TargetUnresolved{Error: err.Error()})
 			return res, err
 		}
 		res.Resolution = &r
 		n := snap.Nodes[r.Node]
 		res.Node = &n
 	}
-	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder,
-		ImpliedRisk: ImpliedRisk(snap, a, res.Node)}
+	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder, Snapshot: snap}
 	for _, o := range opts {
 		o(&req)
 	}
 	auth, err := d.policy.Authorize(req)
 	if err != nil {
-		d.emit("policy_denied", a.StepID, map[string]any{"error": err.Error(), "action": string(a.Type)})
+		d.emit(a.StepID, evidence.PolicyDenied{Action: a.Type, Error: err.Error()})
 		return res, err
 	}
 	res.Risk = auth.Risk()
@@ -244,132 +256,42 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	}
 	// The lease may have moved while we resolved: check again, last thing.
 	if err := d.lease.Check(auth.Holder(), auth.Epoch()); err != nil {
-		d.emit("dispatch_refused", a.StepID, map[string]any{"reason": err.Error()})
+		d.emit(a.StepID, evidence.DispatchRefused{Reason: err.Error()})
 		return res, err
 	}
 	start := d.now()
 	d.last = nil
 	sr, err := d.surface.Dispatch(ctx, auth)
 	d.dispatches++
-	data := map[string]any{
-		"action":      string(a.Type),
-		"risk":        string(auth.Risk()),
-		"duration_ms": d.now().Sub(start).Milliseconds(),
-		"epoch":       d.epoch,
-	}
+	ev := evidence.ActionDispatched{Action: a.Type, Risk: auth.Risk(), DurationMS: d.now().Sub(start).Milliseconds(),
+		Epoch: d.epoch, URL: a.URL}
 	if res.Node != nil {
-		data["role"], data["name"], data["frame"] = res.Node.Role, res.Node.Name, res.Node.Frame
+		ev.Role, ev.Name, ev.Frame = res.Node.Role, res.Node.Name, res.Node.Frame
 	}
 	if res.Resolution != nil {
-		data["strategy"] = string(res.Resolution.Strategy)
+		ev.Strategy = res.Resolution.Strategy
 	}
 	if a.Value != nil {
-		data["value"] = a.Value.String()
-	}
-	if a.URL != "" {
-		data["url"] = a.URL
+		ev.Value = a.Value.String()
 	}
 	if err != nil {
-		data["error"] = err.Error()
-		d.emit("dispatch_failed", a.StepID, data)
+		d.emit(a.StepID, evidence.DispatchFailed{ActionDispatched: ev, Error: err.Error()})
 		return res, domain.Wrap(surface.FailureCode(err), err, "dispatch "+string(a.Type))
 	}
 	res.Surface = sr
-	d.emit("action_dispatched", a.StepID, data)
+	d.emit(a.StepID, ev)
 	return res, nil
 }
 
-func (d *Dispatcher) emit(typ, step string, data map[string]any) {
+func (d *Dispatcher) emit(step string, p evidence.Payload) {
 	if d.events == nil {
 		return
 	}
-	if err := d.events.Append(evidence.Event{At: d.now().UTC().Format(time.RFC3339Nano), Type: typ, Actor: d.actor, StepID: step, Data: data}); err != nil {
-		d.logger.Warn("evidence event dropped", slog.String("type", typ), slog.Any("error", err))
+	if err := d.events.Append(evidence.NewEvent(d.now(), d.actor, step, p)); err != nil {
+		d.logger.Warn("evidence event dropped", slog.String("type", p.EventType()), slog.Any("error", err))
 	}
 }
 
-// Emit records an engine event (step started, recovery, outcome).
-func (d *Dispatcher) Emit(typ, step string, data map[string]any) { d.emit(typ, step, data) }
-
-// ImpliedRisk is the risk an action carries beyond its own node: a key that
-// submits (Enter, Space on a button) takes the highest name risk of the
-// buttons in the same frame and region as the node it lands on, or as the
-// focused node when it names none.
-//
-// A click (or raw pointer input) on a node that does not act by itself (the
-// text inside a button, an image in a link) carries the risk of its nearest
-// actionable ancestor: that is the control whose handler runs.
-func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
-	if (a.Type == domain.ActClick || a.Type == domain.ActRawInput) && snap != nil && n != nil {
-		if anc := ActionableAncestor(snap, n); anc != nil {
-			return policy.Classify(domain.Action{Type: domain.ActClick}, anc)
-		}
-		return domain.RiskSafe
-	}
-	if a.Type != domain.ActPressKey || snap == nil || !submitKey(a.Key) {
-		return domain.RiskSafe
-	}
-	if n == nil {
-		for i := range snap.Nodes {
-			if snap.Nodes[i].States.Focused {
-				n = &snap.Nodes[i]
-				break
-			}
-		}
-	}
-	if n == nil {
-		// Nothing known has focus: the key may submit anything on screen.
-		risk := domain.RiskSafe
-		for i := range snap.Nodes {
-			if b := &snap.Nodes[i]; b.Role == "button" {
-				risk = domain.MaxRisk(risk, policy.NameRisk(b.Name+" "+b.Description))
-			}
-		}
-		return risk
-	}
-	risk := policy.Classify(domain.Action{Type: domain.ActClick}, n)
-	for i := range snap.Nodes {
-		b := &snap.Nodes[i]
-		if b.Role == "button" && b.Frame == n.Frame && b.Region == n.Region {
-			risk = domain.MaxRisk(risk, policy.NameRisk(b.Name+" "+b.Description))
-		}
-	}
-	return risk
-}
-
-// submitKey reports keys that activate a form or a control: Enter and Space
-// under any of their names.
-func submitKey(k string) bool {
-	switch k {
-	case "Enter", "Return", "\r", "\n", "\r\n", "Space", "Spacebar", " ":
-		return true
-	}
-	return false
-}
-
-// actionableRoles are the canonical roles whose element receives a click's
-// effect.
-var actionableRoles = map[string]bool{
-	"button": true, "link": true, "menuitem": true, "menuitemcheckbox": true, "menuitemradio": true,
-	"tab": true, "checkbox": true, "radio": true, "switch": true, "option": true, "treeitem": true,
-}
-
-// ActionableAncestor returns the nearest actionable ancestor of n (n's own
-// role excluded), or nil when n is itself actionable or has none. The walk
-// is bounded by the snapshot's size, so a malformed parent chain cannot loop.
-func ActionableAncestor(snap *domain.UiSnapshot, n *domain.Node) *domain.Node {
-	if actionableRoles[n.Role] {
-		return nil
-	}
-	p := n.Parent
-	for range len(snap.Nodes) {
-		if p < 0 || p >= len(snap.Nodes) {
-			return nil
-		}
-		if q := &snap.Nodes[p]; actionableRoles[q.Role] {
-			return q
-		}
-		p = snap.Nodes[p].Parent
-	}
-	return nil
-}
+// Emit records an engine event (step finished, recovery, outcome) by the
+// dispatcher's actor.
+func (d *Dispatcher) Emit(step string, p evidence.Payload) { d.emit(step, p) }

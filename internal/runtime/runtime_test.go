@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/hitl"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
@@ -107,8 +108,8 @@ func TestActTypesSecretAtDispatch(t *testing.T) {
 	}
 
 	ev := b.events.last(t, "action_dispatched")
-	if ev.Data["value"] != "{$secret: "+secretRef+"}" {
-		t.Errorf("event value = %v, want the reference only", ev.Data["value"])
+	if got := ev.Payload.(evidence.ActionDispatched).Value; got != "{$secret: "+secretRef+"}" {
+		t.Errorf("event value = %v, want the reference only", got)
 	}
 	mem, err := json.Marshal(b.events.events)
 	if err != nil {
@@ -268,8 +269,8 @@ func TestActRefusedBeforeDispatch(t *testing.T) {
 				if ev.StepID != tt.action.StepID {
 					t.Errorf("%s event step = %q, want %q", tt.wantEvent, ev.StepID, tt.action.StepID)
 				}
-				if tt.wantEvent == "policy_denied" && ev.Data["action"] != string(tt.action.Type) {
-					t.Errorf("policy_denied data = %v", ev.Data)
+				if pd, ok := ev.Payload.(evidence.PolicyDenied); tt.wantEvent == "policy_denied" && (!ok || pd.Action != tt.action.Type) {
+					t.Errorf("policy_denied data = %+v", ev.Payload)
 				}
 			}
 			if log := b.eventLog(t); strings.Contains(log, plaintext) {
@@ -333,20 +334,18 @@ func TestActResultAndEvents(t *testing.T) {
 		t.Errorf("events %q, want %q", got, want)
 	}
 	ev := b.events.last(t, "action_dispatched")
-	want := map[string]any{
-		"action": "click", "risk": "safe", "duration_ms": int64(0), "epoch": uint64(1),
-		"role": "button", "name": "Go", "frame": "", "strategy": "semantic_exact",
+	want := evidence.ActionDispatched{
+		Action: "click", Risk: "safe", DurationMS: 0, Epoch: 1,
+		Role: "button", Name: "Go", Frame: "", Strategy: "semantic_exact",
 	}
-	for k, v := range want {
-		if ev.Data[k] != v {
-			t.Errorf("event data[%q] = %#v, want %#v", k, ev.Data[k], v)
-		}
+	if got := ev.Payload.(evidence.ActionDispatched); got != want {
+		t.Errorf("event data = %+v, want %+v", got, want)
 	}
 	if ev.StepID != "go" || ev.Actor != domain.ActorAutomation || ev.At != "2026-01-02T03:04:05Z" {
 		t.Errorf("event step=%q actor=%q at=%q", ev.StepID, ev.Actor, ev.At)
 	}
-	if _, ok := ev.Data["value"]; ok {
-		t.Errorf("a click carries a value: %v", ev.Data)
+	if v := ev.Payload.(evidence.ActionDispatched).Value; v != "" {
+		t.Errorf("a click carries a value: %v", v)
 	}
 }
 
@@ -363,8 +362,8 @@ func TestActNavigate(t *testing.T) {
 	if len(b.app.got) != 1 || b.app.got[0].url != base+"/login?again=1" {
 		t.Errorf("app received %+v", b.app.got)
 	}
-	if ev := b.events.last(t, "action_dispatched"); ev.Data["url"] != base+"/login?again=1" {
-		t.Errorf("event data = %v", ev.Data)
+	if ev := b.events.last(t, "action_dispatched"); ev.Payload.(evidence.ActionDispatched).URL != base+"/login?again=1" {
+		t.Errorf("event data = %+v", ev.Payload)
 	}
 }
 
@@ -413,8 +412,8 @@ func TestActStaleSnapshot(t *testing.T) {
 	if len(b.app.got) != 1 {
 		t.Errorf("app received %d actions, want 1", len(b.app.got))
 	}
-	if ev := b.events.last(t, "dispatch_failed"); ev.Data["error"] == nil {
-		t.Errorf("dispatch_failed data = %v", ev.Data)
+	if ev := b.events.last(t, "dispatch_failed"); ev.Payload.(evidence.DispatchFailed).Error == "" {
+		t.Errorf("dispatch_failed data = %+v", ev.Payload)
 	}
 }
 
@@ -454,8 +453,8 @@ func TestObserveLandingAllowlist(t *testing.T) {
 				t.Error("a refused landing returned no snapshot to report")
 			}
 			ev := b.events.last(t, "landing_refused")
-			if ev.Data["url"] != b.app.url {
-				t.Errorf("landing_refused data = %v", ev.Data)
+			if ev.Payload.(evidence.LandingRefused).URL != b.app.url {
+				t.Errorf("landing_refused data = %+v", ev.Payload)
 			}
 			// A refused landing is not cached as good.
 			_, err = b.d.Observe(t.Context())
@@ -580,12 +579,12 @@ func TestEmit(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	b.red.RegisterLiteral(plaintext)
-	b.d.Emit("step_started", "login", map[string]any{"note": "using " + plaintext})
-	ev := b.events.last(t, "step_started")
+	b.d.Emit("login", evidence.InputRefused{Error: "using " + plaintext})
+	ev := b.events.last(t, "input_refused")
 	if ev.StepID != "login" || ev.Actor != domain.ActorAutomation {
 		t.Errorf("event = %+v", ev)
 	}
-	if log := b.eventLog(t); strings.Contains(log, plaintext) || !strings.Contains(log, "step_started") {
+	if log := b.eventLog(t); strings.Contains(log, plaintext) || !strings.Contains(log, "input_refused") {
 		t.Errorf("events.jsonl:\n%s", log)
 	}
 }
@@ -647,87 +646,5 @@ func TestSecretLog(t *testing.T) {
 				t.Errorf("Reveals(%q) = %v, want %v", tt.text, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestImpliedRiskOfEnter(t *testing.T) {
-	t.Parallel()
-	snap := &domain.UiSnapshot{Nodes: []domain.Node{
-		{Index: 0, Role: "document", Parent: -1},
-		{Index: 1, Role: "textbox", Name: "Amount", Frame: "content", Region: "Review Transfer", Parent: 0, States: domain.NodeStates{Focused: true}},
-		{Index: 2, Role: "button", Name: "Submit transfer", Frame: "content", Region: "Review Transfer", Parent: 0},
-		{Index: 3, Role: "textbox", Name: "Member number", Frame: "content", Region: "Member Search", Parent: 0},
-		{Index: 4, Role: "button", Name: "Search", Frame: "content", Region: "Member Search", Parent: 0},
-	}}
-	enter := domain.Action{Type: domain.ActPressKey, Key: "Enter"}
-	tests := []struct {
-		name string
-		a    domain.Action
-		n    *domain.Node
-		want domain.Risk
-	}{
-		{"Enter in a transfer form submits it", enter, &snap.Nodes[1], domain.RiskIrreversible},
-		{"Enter in a search form", enter, &snap.Nodes[3], domain.RiskSafe},
-		{"untargeted Enter lands on the focused field", enter, nil, domain.RiskIrreversible},
-		{"Tab submits nothing", domain.Action{Type: domain.ActPressKey, Key: "Tab"}, &snap.Nodes[1], domain.RiskSafe},
-		{"a carriage return is Enter under another name", domain.Action{Type: domain.ActPressKey, Key: "\r"}, &snap.Nodes[1], domain.RiskIrreversible},
-		{"Return is Enter", domain.Action{Type: domain.ActPressKey, Key: "Return"}, &snap.Nodes[1], domain.RiskIrreversible},
-		{"a click is judged by its own node", domain.Action{Type: domain.ActClick}, &snap.Nodes[4], domain.RiskSafe},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := runtime.ImpliedRisk(snap, tt.a, tt.n); got != tt.want {
-				t.Errorf("ImpliedRisk = %s, want %s", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestImpliedRiskOfInnerText: a click on the text inside a button runs the
-// button's handler, so it carries the button's risk (issue 9: an "Open
-// account" commit went through as safe when the target named its text node).
-func TestImpliedRiskOfInnerText(t *testing.T) {
-	t.Parallel()
-	snap := &domain.UiSnapshot{Nodes: []domain.Node{
-		{Index: 0, Role: "document", Parent: -1, Children: []int{1, 3, 5}},
-		{Index: 1, Role: "button", Name: "Open account", Parent: 0, Children: []int{2}},
-		{Index: 2, Role: "text", Name: "Open account", Parent: 1},
-		{Index: 3, Role: "link", Name: "Wire money", Parent: 0, Children: []int{4}},
-		{Index: 4, Role: "image", Name: "Wire money", Parent: 3},
-		{Index: 5, Role: "generic", Parent: 0, Children: []int{6}},
-		{Index: 6, Role: "text", Name: "Delete everything", Parent: 5},
-		{Index: 7, Role: "text", Name: "cycle", Parent: 8},
-		{Index: 8, Role: "generic", Parent: 7},
-	}}
-	click := domain.Action{Type: domain.ActClick}
-	tests := []struct {
-		name string
-		a    domain.Action
-		n    int
-		want domain.Risk
-	}{
-		{"text inside a committing button", click, 2, domain.RiskElevated},
-		{"raw input on it too", domain.Action{Type: domain.ActRawInput}, 2, domain.RiskElevated},
-		{"image inside a link: links commit nothing", click, 4, domain.RiskSafe},
-		{"text with no actionable ancestor", click, 6, domain.RiskSafe},
-		{"a parent cycle ends", click, 7, domain.RiskSafe},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			if got := runtime.ImpliedRisk(snap, tt.a, &snap.Nodes[tt.n]); got != tt.want {
-				t.Errorf("ImpliedRisk = %s, want %s", got, tt.want)
-			}
-		})
-	}
-	pol, err := policy.New(policy.Config{Profile: policy.ProfileAutomation})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = pol.Authorize(policy.Request{Action: domain.Action{Type: domain.ActClick, StepID: "open", Target: &domain.TargetDescriptor{Role: "text"}},
-		Node: &snap.Nodes[2], ImpliedRisk: runtime.ImpliedRisk(snap, click, &snap.Nodes[2])})
-	if !policy.IsDenied(err) || !strings.Contains(err.Error(), "declares safe") {
-		t.Fatalf("a click on a committing button's text declared safe: %v, want denied as undeclared risk", err)
 	}
 }
