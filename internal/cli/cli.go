@@ -8,10 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/secret"
 )
 
 // IOStreams are the command's standard streams.
@@ -70,7 +74,7 @@ const ExitInterrupted = 130
 // context: cancel it (cmd/cua does so on SIGINT and SIGTERM) and Main
 // returns within InterruptGrace, even if the command is stuck.
 func Main(ctx context.Context, args []string, io *IOStreams) int {
-	secrets := takeSecretEnv()
+	secrets := secret.TakeEnv()
 	getenv := func(k string) string {
 		if v, ok := secrets[k]; ok {
 			return v
@@ -155,4 +159,20 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// dataDir is --data-dir, else $CUA_DATA_DIR, else .cua.
+func dataDir(flag string, getenv func(string) string) string {
+	if flag == "" {
+		flag = getenv("CUA_DATA_DIR")
+	}
+	if flag == "" {
+		flag = ".cua"
+	}
+	return flag
+}
+
+// newLogger logs warnings and errors to w through red.
+func newLogger(w io.Writer, red *redact.Redactor) *slog.Logger {
+	return slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
 }

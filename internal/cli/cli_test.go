@@ -178,39 +178,3 @@ func TestReplayFlags(t *testing.T) {
 		})
 	}
 }
-
-func TestSecretsFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.json")
-	os.WriteFile(good, []byte(`{"corebank_password":"from-file"}`), 0o600)
-	loose := filepath.Join(dir, "loose.json")
-	os.WriteFile(loose, []byte(`{"x":"y"}`), 0o640)
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`["x"]`), 0o600)
-	m, err := loadSecretsFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &secretStore{getenv: func(k string) string {
-		if k == "CUA_SECRET_COREBANK_OPERATOR" {
-			return "from-env"
-		}
-		return ""
-	}, file: m}
-	if v, _ := s.Secret("corebank_password"); v != "from-file" {
-		t.Errorf("file secret %q", v)
-	}
-	if v, _ := s.Secret("corebank_operator"); v != "from-env" {
-		t.Errorf("env secret %q", v)
-	}
-	if _, err := s.Secret("missing"); err == nil || !strings.Contains(err.Error(), "CUA_SECRET_MISSING") {
-		t.Errorf("missing secret: %v", err)
-	}
-	if _, err := loadSecretsFile(loose); err == nil || !strings.Contains(err.Error(), "readable by others") {
-		t.Errorf("loose file: %v", err)
-	}
-	if _, err := loadSecretsFile(bad); err == nil {
-		t.Error("a JSON array was accepted")
-	}
-}

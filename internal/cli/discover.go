@@ -2,17 +2,11 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,19 +15,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/agent"
-	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/model"
 	"github.com/cuahq/cua/internal/model/anthropic"
 	"github.com/cuahq/cua/internal/model/cassette"
 	modelexec "github.com/cuahq/cua/internal/model/exec"
 	"github.com/cuahq/cua/internal/model/openai"
-	"github.com/cuahq/cua/internal/recorder"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
-	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface"
-	"github.com/cuahq/cua/internal/surface/browser"
-	"github.com/cuahq/cua/internal/surface/state"
+	"github.com/cuahq/cua/internal/secret"
 )
 
 type discoverOptions struct {
@@ -67,7 +58,7 @@ type discoverOptions struct {
 	NoEval      bool
 
 	grants  []agent.Grant
-	secrets *secretStore
+	secrets *secret.Store
 }
 
 func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
@@ -185,19 +176,9 @@ func (o *discoverOptions) validate() error {
 			return fmt.Errorf("--cassette: %w", err)
 		}
 	}
-	if o.DataDir == "" {
-		o.DataDir = o.Env("CUA_DATA_DIR")
-	}
-	if o.DataDir == "" {
-		o.DataDir = ".cua"
-	}
-	o.secrets = &secretStore{getenv: o.Env}
-	if o.SecretsFile != "" {
-		m, err := loadSecretsFile(o.SecretsFile)
-		if err != nil {
-			return err
-		}
-		o.secrets.file = m
+	o.DataDir = dataDir(o.DataDir, o.Env)
+	if o.secrets, err = secret.NewStore(o.Env, o.SecretsFile); err != nil {
+		return err
 	}
 	// The model is built here too, so a missing key is reported before a
 	// browser starts.
@@ -252,79 +233,22 @@ func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
 	return m, nil
 }
 
-// secretNames lists the secret refs the model may type: those set in the
-// environment (CUA_SECRET_<REF>) and in the secrets file. Values never leave
-// the secret store.
-func (o *discoverOptions) secretNames(environ []string) []string {
-	set := map[string]bool{}
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if ref, ok := strings.CutPrefix(k, "CUA_SECRET_"); ok && ref != "" {
-			set[strings.ToLower(ref)] = true
-		}
-	}
-	for k := range o.secrets.file {
-		set[k] = true
-	}
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-// discoverResult is what cua discover reports.
-type discoverResult struct {
-	SchemaVersion int               `json:"schema_version"`
-	Discovery     *agent.Result     `json:"discovery"`
-	File          string            `json:"file,omitempty"`
-	Capability    string            `json:"capability,omitempty"`
-	ContentHash   string            `json:"content_hash,omitempty"`
-	ReviewNotes   []string          `json:"review_notes,omitempty"`
-	Eval          *domain.RunRecord `json:"eval,omitempty"`
-	EvalInputs    map[string]string `json:"eval_inputs,omitempty"`
-}
-
 func runDiscover(ctx context.Context, o *discoverOptions) error {
 	red := redact.New()
-	logger := slog.New(redact.NewHandler(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
+	logger := newLogger(o.IO.ErrOut, red)
 	m, err := o.newModel(red)
 	if err != nil {
 		return err
 	}
-	runID := newRunID()
+	runID := pipeline.NewRunID()
 	provenanceID := runID
 	if o.Cassette != "" {
-		// A replayed exploration is reproducible: the capability names the
-		// cassette (by content) instead of this run, and carries no compile
-		// time. The evidence still goes to this run's own directory.
-		raw, err := os.ReadFile(o.Cassette)
-		if err != nil {
+		if provenanceID, err = pipeline.CassetteProvenance(o.Cassette); err != nil {
 			return err
 		}
-		sum := sha256.Sum256(raw)
-		provenanceID = "cassette-" + hex.EncodeToString(sum[:6])
 	}
-	var br *browser.Browser
-	openSurface := func() (surface.Surface, error) {
-		if o.Surface == "state" {
-			return openStateSession(ctx, o.Target)
-		}
-		if br == nil {
-			b, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, Headful: o.Headful, Logger: logger})
-			if err != nil {
-				return nil, fmt.Errorf("start browser: %w", err)
-			}
-			br = b
-		}
-		return br.NewSession(ctx)
-	}
-	defer func() {
-		if br != nil {
-			br.Close()
-		}
-	}()
+	l := launch.New(launch.Options{Kind: domain.Surface(o.Surface), BaseURL: o.Target, Browser: o.Browser, Headful: o.Headful, Logger: logger})
+	defer l.Close()
 	progress := func(r agent.StepReport) {
 		if o.JSON {
 			return
@@ -335,117 +259,25 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 		}
 		fmt.Fprintln(o.IO.ErrOut, red.String(line))
 	}
-	out, err := discoverCompileEval(ctx, discoverParams{
+	out, err := pipeline.Run(ctx, pipeline.Params{
 		Agent: agent.Config{
 			Model: m, Goal: o.Goal, BaseURL: o.Target, Secrets: o.secrets,
-			SecretNames: o.secretNames(secretEnviron()), Redactor: red, DataDir: o.DataDir, RunID: runID,
+			SecretNames: o.secrets.Names(secret.Environ()), Redactor: red, DataDir: o.DataDir, RunID: runID,
 			Autonomy: o.Autonomy, Sovereign: o.Sovereign, Grants: o.grants, Approver: o.approver(),
 			Budget:   agent.Budget{MaxSteps: o.MaxSteps, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Deadline: o.Deadline},
 			KillFile: o.KillFile, Progress: progress, Frameless: o.Surface == "state", Logger: logger,
 		},
-		Open: openSurface, Out: o.Out, ID: o.ID, Version: o.Version, ProvenanceID: provenanceID,
+		Open: l.Open, Out: o.Out, ID: o.ID, Version: o.Version, ProvenanceID: provenanceID,
 		CompiledAt: o.compileTime(), LibraryDir: o.Library, Eval: !o.NoEval,
 	})
 	if err != nil {
 		return err
 	}
 	var exit error
-	switch {
-	case out.File == "":
-		exit = &ExitError{Code: 2}
-	case out.Eval != nil && out.Eval.ExitCode != 0:
-		exit = &ExitError{Code: out.Eval.ExitCode}
+	if code := out.ExitCode(); code != 0 {
+		exit = &ExitError{Code: code}
 	}
 	return o.report(out, exit)
-}
-
-// discoverParams is one discovery, compile and eval run.
-type discoverParams struct {
-	// Agent is the discovery configuration without its Surface.
-	Agent        agent.Config
-	Open         func() (surface.Surface, error)
-	Out          string
-	ID, Version  string
-	ProvenanceID string
-	CompiledAt   func() time.Time
-	LibraryDir   string
-	Eval         bool
-}
-
-// discoverCompileEval explores once, compiles and seals the trace into
-// Out, and replays the result on the same application. A discovery that did
-// not finish returns a result without File.
-func discoverCompileEval(ctx context.Context, p discoverParams) (*discoverResult, error) {
-	sess, err := p.Open()
-	if err != nil {
-		return nil, err
-	}
-	cfg := p.Agent
-	cfg.Surface = sess
-	res, err := agent.Run(ctx, cfg)
-	sess.Close()
-	if err != nil {
-		return nil, err
-	}
-	out := &discoverResult{SchemaVersion: JSONSchemaVersion, Discovery: res}
-	if res.Status != agent.StatusFinished && res.Status != agent.StatusOutcome {
-		return out, nil
-	}
-	res.Trace.RunID = p.ProvenanceID
-	comp, err := recorder.Compile(res.Trace, recorder.Options{ID: p.ID, Version: p.Version, Now: p.CompiledAt})
-	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
-	}
-	text, err := recorder.Marshal(comp.Capability, comp.Notes)
-	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
-	}
-	if err := os.MkdirAll(p.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("--out: %w", err)
-	}
-	file := filepath.Join(p.Out, comp.Capability.ID+"@"+comp.Capability.Version+".yaml")
-	if err := capability.WriteFileAtomic(file, text); err != nil {
-		return nil, fmt.Errorf("write capability: %w", err)
-	}
-	hash, err := capability.Seal(file)
-	if err != nil {
-		return nil, fmt.Errorf("seal: %w", err)
-	}
-	out.File, out.Capability, out.ContentHash, out.ReviewNotes = file, comp.Capability.Ref(), hash, comp.Notes
-	if !p.Eval {
-		return out, nil
-	}
-	loaded, err := capability.Load(file)
-	if err != nil {
-		return nil, err
-	}
-	inputs := map[string]string{}
-	for literal, name := range res.Trace.Inputs {
-		inputs[name] = literal
-	}
-	out.EvalInputs = inputs
-	dir := p.LibraryDir
-	if dir == "" {
-		dir = p.Out
-	}
-	lib, err := replay.LoadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	lib.Add(loaded)
-	evalSess, err := p.Open()
-	if err != nil {
-		return nil, err
-	}
-	defer evalSess.Close()
-	rec, err := replay.Run(ctx, replay.Options{Capability: loaded, Library: lib, Inputs: inputs, BaseURL: cfg.BaseURL,
-		Surface: evalSess, Secrets: cfg.Secrets, Redactor: cfg.Redactor, DataDir: cfg.DataDir, RunID: newRunID(), Logger: cfg.Logger})
-	if err != nil {
-		return nil, err
-	}
-	redactMessages(rec, cfg.Redactor)
-	out.Eval = rec
-	return out, nil
 }
 
 func (o *discoverOptions) compileTime() func() time.Time {
@@ -478,9 +310,12 @@ func (p *promptApprover) Approve(_ context.Context, pr agent.Proposal) (bool, er
 	return strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes"), nil
 }
 
-func (o *discoverOptions) report(r *discoverResult, exit error) error {
+func (o *discoverOptions) report(r *pipeline.Result, exit error) error {
 	if o.JSON {
-		if err := writeJSON(o.IO.Out, r); err != nil {
+		if err := writeJSON(o.IO.Out, struct {
+			SchemaVersion int `json:"schema_version"`
+			*pipeline.Result
+		}{JSONSchemaVersion, r}); err != nil {
 			return err
 		}
 		return exit
@@ -512,39 +347,4 @@ func trim(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
-}
-
-// openStateSession opens the state-contract surface on a fresh automation
-// session when the application offers one (its equivalent of a new browser
-// context).
-// openStateSession opens a session on a state-contract app. allowed are the
-// capability's allowed_domains: an origin entry as it is, a bare host on the
-// base URL's scheme and port; none means the base URL's origin only.
-func openStateSession(ctx context.Context, base string, allowed ...string) (*state.Surface, error) {
-	var origins []string
-	if u, err := url.Parse(base); err == nil && len(allowed) > 0 {
-		for _, d := range allowed {
-			if strings.Contains(d, "://") {
-				origins = append(origins, d)
-				continue
-			}
-			port := u.Port()
-			if port == "" {
-				port = map[string]string{"https": "443"}[u.Scheme]
-				if port == "" {
-					port = "80"
-				}
-			}
-			origins = append(origins, u.Scheme+"://"+d+":"+port)
-		}
-	}
-	s, err := state.New(base, nil, state.WithAllowedOrigins(origins...))
-	if err != nil {
-		return nil, err
-	}
-	if err := s.StartSession(ctx); err != nil && !errors.Is(err, surface.ErrUnsupported) {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
 }

@@ -2,28 +2,25 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface"
-	"github.com/cuahq/cua/internal/surface/browser"
+	"github.com/cuahq/cua/internal/secret"
 )
 
 type replayOptions struct {
@@ -48,7 +45,7 @@ type replayOptions struct {
 	loaded   *capability.Loaded
 	inputs   map[string]string
 	approval *policy.Approval
-	secrets  *secretStore
+	secrets  *secret.Store
 }
 
 func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
@@ -125,12 +122,7 @@ func (o *replayOptions) validate() error {
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
 		return flagErrorf("--base-url %q: want an http(s) URL", o.BaseURL)
 	}
-	if o.DataDir == "" {
-		o.DataDir = o.Env("CUA_DATA_DIR")
-	}
-	if o.DataDir == "" {
-		o.DataDir = ".cua"
-	}
+	o.DataDir = dataDir(o.DataDir, o.Env)
 	if o.LibraryDir == "" {
 		o.LibraryDir = filepath.Dir(o.File)
 	}
@@ -150,84 +142,25 @@ func (o *replayOptions) validate() error {
 			return flagErrorf("--release-gate %q: no gated step with that id", g)
 		}
 	}
-	o.secrets = &secretStore{getenv: o.Env}
-	if o.SecretsFile != "" {
-		m, err := loadSecretsFile(o.SecretsFile)
-		if err != nil {
-			return err
-		}
-		o.secrets.file = m
-	}
-	return nil
-}
-
-func newRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "r" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+	o.secrets, err = secret.NewStore(o.Env, o.SecretsFile)
+	return err
 }
 
 func runReplay(ctx context.Context, o *replayOptions) error {
 	red := redact.New()
-	logger := slog.New(redact.NewHandler(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
-	rec := &domain.RunRecord{}
-	// Inputs are checked before the browser starts: a bad input costs no
-	// browser and no dispatch, and still leaves a run record.
-	if _, err := capability.BindInputs(o.loaded.Capability, o.inputs); err != nil {
-		var err2 error
-		rec, err2 = replay.Run(ctx, replay.Options{Capability: o.loaded, Inputs: o.inputs, BaseURL: o.BaseURL,
-			Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
-		if err2 != nil {
-			return err2
-		}
-		return reportRun(o.IO.Out, rec, o.JSON)
-	}
-	lib, err := replay.LoadDir(o.LibraryDir)
+	logger := newLogger(o.IO.ErrOut, red)
+	c := o.loaded.Capability
+	l := launch.New(launch.Options{Kind: c.Surface, BaseURL: o.BaseURL, AllowedDomains: c.Policy.AllowedDomains,
+		Browser: o.Browser, CDPURL: o.CDPURL, Headful: o.Headful, Logger: logger})
+	defer l.Close()
+	rec, err := pipeline.Replay(ctx, pipeline.ReplayParams{LibraryDir: o.LibraryDir, Open: l.Open, Run: replay.Options{
+		Capability: o.loaded, Inputs: o.inputs, BaseURL: o.BaseURL, Secrets: o.secrets, Redactor: red, DataDir: o.DataDir,
+		AllowIrreversible: o.AllowIrreversible, Approval: o.approval, ReleasedGates: o.ReleaseGates,
+		RunID: pipeline.NewRunID(), Logger: logger,
+	}})
 	if err != nil {
 		return err
 	}
-	if err := lib.Add(o.loaded); err != nil {
-		return err
-	}
-	// Every prerequisite and remedy is resolved, sealed and pinned before
-	// the browser starts; a refusal still leaves a run record.
-	if err := replay.Preflight(o.loaded, lib); err != nil {
-		rec, err2 := replay.Run(ctx, replay.Options{Capability: o.loaded, Library: lib, Inputs: o.inputs, BaseURL: o.BaseURL,
-			Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
-		if err2 != nil {
-			return err2
-		}
-		return reportRun(o.IO.Out, rec, o.JSON)
-	}
-	var sess surface.Surface
-	if o.loaded.Capability.Surface == domain.SurfaceState {
-		st, err := openStateSession(ctx, o.BaseURL, o.loaded.Capability.Policy.AllowedDomains...)
-		if err != nil {
-			return err
-		}
-		sess = st
-	} else {
-		br, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, CDPURL: o.CDPURL, Headful: o.Headful, Logger: logger})
-		if err != nil {
-			return fmt.Errorf("start browser: %w", err)
-		}
-		defer br.Close()
-		bs, err := br.NewSession(ctx)
-		if err != nil {
-			return fmt.Errorf("open browser session: %w", err)
-		}
-		sess = bs
-	}
-	defer sess.Close()
-	rec, err = replay.Run(ctx, replay.Options{
-		Capability: o.loaded, Library: lib, Inputs: o.inputs, BaseURL: o.BaseURL, Surface: sess,
-		Secrets: o.secrets, Redactor: red, DataDir: o.DataDir, AllowIrreversible: o.AllowIrreversible,
-		Approval: o.approval, ReleasedGates: o.ReleaseGates, RunID: newRunID(), Logger: logger,
-	})
-	if err != nil {
-		return err
-	}
-	redactMessages(rec, red)
 	return reportRun(o.IO.Out, rec, o.JSON)
 }
 
@@ -278,13 +211,4 @@ func printSummary(w io.Writer, rec *domain.RunRecord) {
 	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
 	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
 	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
-}
-
-// redactMessages passes a record's free-text messages through the redactor
-// before they reach stdout; record.json is redacted whole by evidence.
-func redactMessages(rec *domain.RunRecord, red *redact.Redactor) {
-	rec.Message = red.String(rec.Message)
-	for i := range rec.Steps {
-		rec.Steps[i].Message = red.String(rec.Steps[i].Message)
-	}
 }
