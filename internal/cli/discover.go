@@ -24,6 +24,7 @@ import (
 	"github.com/cuahq/cua/internal/model/openai"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/report"
 	"github.com/cuahq/cua/internal/secret"
 )
 
@@ -253,9 +254,9 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 		if o.JSON {
 			return
 		}
-		line := fmt.Sprintf("step %2d  %-9s %-40s %-12s %5d tokens", r.Step, r.Action, trim(r.Target, 40), r.Verdict, r.Tokens)
+		line := fmt.Sprintf("step %2d  %-9s %-40s %-12s %5d tokens", r.Step, r.Action, report.Trim(r.Target, 40), r.Verdict, r.Tokens)
 		if r.Notice != "" {
-			line += "  (" + trim(r.Notice, 80) + ")"
+			line += "  (" + report.Trim(r.Notice, 80) + ")"
 		}
 		fmt.Fprintln(o.IO.ErrOut, red.String(line))
 	}
@@ -320,31 +321,6 @@ func (o *discoverOptions) report(r *pipeline.Result, exit error) error {
 		}
 		return exit
 	}
-	d := r.Discovery
-	fmt.Fprintf(o.IO.Out, "discovery  %s after %d steps, %d tokens", d.Status, d.Steps, d.Tokens)
-	if d.Priced {
-		fmt.Fprintf(o.IO.Out, ", $%.4f", d.Cost)
-	}
-	fmt.Fprintln(o.IO.Out)
-	if d.Reason != "" {
-		fmt.Fprintf(o.IO.Out, "  reason     %s\n", d.Reason)
-	}
-	if r.File != "" {
-		fmt.Fprintf(o.IO.Out, "compiled   %s  %s\n  sealed     %s\n", r.Capability, r.File, r.ContentHash)
-		for _, n := range r.ReviewNotes {
-			fmt.Fprintf(o.IO.Out, "  review     %s\n", n)
-		}
-	}
-	if r.Eval != nil {
-		fmt.Fprintf(o.IO.Out, "eval run   ")
-		printSummary(o.IO.Out, r.Eval)
-	}
+	report.Discovery(o.IO.Out, r)
 	return exit
-}
-
-func trim(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

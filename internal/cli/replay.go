@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/MakeNowJust/heredoc"
@@ -20,6 +19,7 @@ import (
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/report"
 	"github.com/cuahq/cua/internal/secret"
 )
 
@@ -170,45 +170,10 @@ func reportRun(w io.Writer, rec *domain.RunRecord, asJSON bool) error {
 			return err
 		}
 	} else {
-		printSummary(w, rec)
+		report.Summary(w, rec)
 	}
 	if rec.ExitCode != 0 {
 		return &ExitError{Code: rec.ExitCode}
 	}
 	return nil
-}
-
-func printSummary(w io.Writer, rec *domain.RunRecord) {
-	fmt.Fprintf(w, "%s  %s\n", rec.Status, rec.Capability)
-	if rec.Effects != nil {
-		for _, se := range rec.Effects.Steps {
-			fmt.Fprintf(w, "  effect       %s (%s): %s\n", se.Step, se.Risk, se.Effect)
-		}
-	}
-	if rec.Outcome != "" {
-		fmt.Fprintf(w, "  outcome      %s\n", rec.Outcome)
-	}
-	if rec.FailureCode != "" {
-		fmt.Fprintf(w, "  failure      %s: %s\n", rec.FailureCode, rec.Message)
-	}
-	if len(rec.Outputs) > 0 {
-		keys := make([]string, 0, len(rec.Outputs))
-		for k := range rec.Outputs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(w, "  output       %s = %v\n", k, rec.Outputs[k])
-		}
-	}
-	mix := make([]string, 0, len(rec.StrategyMix))
-	for s, n := range rec.StrategyMix {
-		mix = append(mix, fmt.Sprintf("%s×%d", s, n))
-	}
-	sort.Strings(mix)
-	fmt.Fprintf(w, "  steps        %d (dispatches %d, recoveries %d)\n", len(rec.Steps), rec.DispatchCount, rec.RecoveryAttempts)
-	fmt.Fprintf(w, "  rungs        %s\n", strings.Join(mix, " "))
-	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
-	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
-	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
 }
