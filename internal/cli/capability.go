@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
@@ -49,18 +48,10 @@ func newCapCmd(opts *capOptions, cmd *cobra.Command, run, runF func(*capOptions)
 
 func newCmdCapabilityValidate(f *Factory, runF func(*capOptions) error) *cobra.Command {
 	cmd := newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Validate capability files against the schema, the semantic rules and their content hash",
-		Long: heredoc.Doc(`
-			Validate each capability file: JSON Schema, semantic checks (unique ids,
-			declared inputs, output sources, regular expressions) and, for a sealed
-			file, its content hash. Every problem names the file, the line and the
-			field path. Exits 1 if any file is invalid.
-		`),
-		Example: heredoc.Doc(`
-			$ cua capability validate examples/capabilities/*.yaml
-			$ cua capability validate --json draft.yaml
-		`),
+		Use:     "validate FILE...",
+		Short:   "Validate capability files against the schema, the semantic rules and their content hash",
+		Long:    help("validate", false),
+		Example: help("validate", true),
 	}, runCapabilityValidate, runF)
 	cmd.Flags().Lookup("json").Usage = "print results as JSON"
 	return cmd
@@ -96,15 +87,10 @@ func runCapabilityValidate(opts *capOptions) error {
 
 func newCmdCapabilityHash(f *Factory, runF func(*capOptions) error) *cobra.Command {
 	return newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
-		Use:   "hash FILE",
-		Short: "Print the content hash of a capability file",
-		Long: heredoc.Doc(`
-			Print "sha256:" and the hex SHA-256 of the RFC 8785 canonical JSON of the
-			capability with defaults applied and without content_hash. The hash does
-			not depend on YAML layout, comments or key order. A sealed file whose
-			declared hash differs is refused.
-		`),
-		Example: "$ cua capability hash examples/capabilities/memberdesk.savings_balance.yaml",
+		Use:     "hash FILE",
+		Short:   "Print the content hash of a capability file",
+		Long:    help("hash", false),
+		Example: help("hash", true),
 		Args:    exactArgs(1, "one FILE"),
 	}, runCapabilityHash, runF)
 }
@@ -127,16 +113,10 @@ func runCapabilityHash(opts *capOptions) error {
 func newCmdCapabilitySeal(f *Factory, runF func(*capOptions) error) *cobra.Command {
 	opts := &capOptions{IO: f.IO}
 	cmd := newCapCmd(opts, &cobra.Command{
-		Use:   "seal FILE",
-		Short: "Write the content hash into a draft capability, atomically",
-		Long: heredoc.Doc(`
-			Validate the draft, compute its content hash and write content_hash into
-			the file in place (temp file and rename), keeping comments and layout.
-			Sealing a sealed file with a matching hash changes nothing; a sealed file
-			whose content changed is refused: id@version is frozen, so bump the
-			version and remove content_hash first.
-		`),
-		Example: "$ cua capability seal my.capability.yaml",
+		Use:     "seal FILE",
+		Short:   "Write the content hash into a draft capability, atomically",
+		Long:    help("seal", false),
+		Example: help("seal", true),
 		Args:    exactArgs(1, "one FILE"),
 	}, runCapabilitySeal, runF)
 	cmd.Flags().StringVar(&opts.Library, "library", "", "directory of the capabilities this one calls, whose content hashes are pinned (default: the file's directory)")

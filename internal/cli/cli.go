@@ -4,12 +4,14 @@ package cli
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -175,4 +177,21 @@ func dataDir(flag string, getenv func(string) string) string {
 // newLogger logs warnings and errors to w through red.
 func newLogger(w io.Writer, red *redact.Redactor) *slog.Logger {
 	return slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
+}
+
+//go:embed help
+var helpFiles embed.FS
+
+// help returns the long help (before a line "---") or, with examples, the
+// examples (after it) of the command's help/NAME.txt.
+func help(name string, examples bool) string {
+	raw, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // embedded at build time: a missing file is a build mistake
+	}
+	long, ex, _ := strings.Cut(string(raw), "\n---\n")
+	if examples {
+		return ex
+	}
+	return long
 }

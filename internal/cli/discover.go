@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/agent"
@@ -65,34 +64,11 @@ type discoverOptions struct {
 func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
 	opts := &discoverOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
-		Use:   "discover",
-		Short: "Explore a workflow once with a model, compile it into a capability, and replay it",
-		Long: heredoc.Doc(`
-			The one run in which a model may be uncertain. The model sees a numbered,
-			redacted element list of the application and answers one action at a time
-			through a closed contract; every action goes through the same targeting,
-			policy chokepoint and dispatcher that replay uses, is verified by
-			independent witnesses, and is bounded by budgets, a stuck guard and the
-			autonomy level. The trace is compiled into a capability, sealed, written to
-			--out, and replayed immediately on the same application (the eval run).
-
-			Models: openai[:ID] (CUA_LLM_API_KEY or OPENAI_API_KEY; CUA_LLM_BASE_URL,
-			CUA_LLM_MODEL), anthropic[:ID] (ANTHROPIC_API_KEY), exec:COMMAND (a program
-			reading a request as JSON on stdin and writing a turn on stdout).
-			--record FILE saves every (redacted) exchange; --cassette FILE replays them
-			with no network and no key.
-
-			Autonomy: 0 advisory (propose only), 1 confirm each action, 2 confirm
-			risky actions, 3 act except irreversible actions without an approval or a
-			--grant. --sovereign delegates irreversible actions for this run and needs
-			--deadline and --max-tokens.
-		`),
-		Example: heredoc.Doc(`
-			$ cua discover --goal "Look up the savings balance of member 12345" \
-			    --target http://127.0.0.1:8811 --out caps/ --cassette examples/cassettes/savings_balance.json
-			$ cua discover --goal "..." --target http://127.0.0.1:8811 --out caps/ --model openai:gpt-4.1-mini --record run.json
-		`),
-		Args: exactArgs(0, "no arguments (use --goal)"),
+		Use:     "discover",
+		Short:   "Explore a workflow once with a model, compile it into a capability, and replay it",
+		Long:    help("discover", false),
+		Example: help("discover", true),
+		Args:    exactArgs(0, "no arguments (use --goal)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
 				return err

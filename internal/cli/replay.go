@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
@@ -51,25 +50,11 @@ type replayOptions struct {
 func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
 	opts := &replayOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
-		Use:   "replay CAPABILITY",
-		Short: "Replay a sealed capability in Chromium, with no model in the loop",
-		Long: heredoc.Doc(`
-			Run a sealed capability deterministically: inputs are validated before the
-			browser starts, every action is resolved by role and accessible name and
-			authorized by policy, declared business outcomes are answers, declared
-			faults are recovered within budget, and anything undeclared fails closed.
-
-			Exit codes: 0 SUCCESS or BUSINESS_OUTCOME, 1 FAILED, 2 NEEDS_HUMAN.
-			Secrets ({$secret: ref}) come from CUA_SECRET_<REF> or --secrets FILE
-			(a JSON object, mode 0600). Capabilities it calls (prerequisites,
-			run_capability) are looked up in --library (default: the capability's
-			directory). Evidence goes to <data-dir>/runs/<run-id>/.
-		`),
-		Example: heredoc.Doc(`
-			$ cua replay examples/capabilities/memberdesk.savings_balance.yaml --input member_id=12345
-			$ cua replay transfer.yaml --input amount=25.00 --allow-irreversible --approval approval.json --json
-		`),
-		Args: exactArgs(1, "one CAPABILITY file"),
+		Use:     "replay CAPABILITY",
+		Short:   "Replay a sealed capability in Chromium, with no model in the loop",
+		Long:    help("replay", false),
+		Example: help("replay", true),
+		Args:    exactArgs(1, "one CAPABILITY file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if err := opts.validate(); err != nil {

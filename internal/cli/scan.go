@@ -28,19 +28,10 @@ func newCmdSecrets(f *Factory) *cobra.Command {
 func newCmdSecretsScan(f *Factory, runF func(context.Context, *scanOptions) error) *cobra.Command {
 	opts := &scanOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "scan [PATH...]",
-		Short: "Fail on key-shaped strings and registered secrets in files",
-		Long: `Scan files (default: the current directory, recursively) for key-shaped
-strings (OpenAI/Anthropic sk-…, AWS AKIA…, GitHub ghp_…, Slack xox…-,
-Stripe, PEM private keys) and for any registered canary: the CUA_SECRET_*
-values in the environment at start and the values of --secrets FILE, also
-when transformed (12-character fragments, any case or spacing).
-Prints FILE:LINE and the kind of each finding, never the value; exits 1
-when there is any. Skips .git, binary files, files over 4 MiB and paths
-matching a glob in the allow file (default .cua-scan-allow: one glob per
-line, '#' comments, "dir/**" for a whole tree; matched against the path
-below each PATH).`,
-		Example: "  cua secrets scan\n  cua secrets scan --secrets secrets.json internal e2e",
+		Use:     "scan [PATH...]",
+		Short:   "Fail on key-shaped strings and registered secrets in files",
+		Long:    help("scan", false),
+		Example: help("scan", true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			if len(opts.Paths) == 0 {
