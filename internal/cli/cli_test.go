@@ -129,18 +129,18 @@ func TestReplayFlags(t *testing.T) {
 		check   func(t *testing.T, o *replayOptions)
 	}{
 		{name: "defaults", args: []string{capFile, "-i", "member_id=12345"}, check: func(t *testing.T, o *replayOptions) {
-			if o.DataDir != ".cua" || o.BaseURL != "http://127.0.0.1:8811" || o.LibraryDir != examples || o.inputs["member_id"] != "12345" {
+			if o.Run.DataDir != ".cua" || o.Run.BaseURL != "http://127.0.0.1:8811" || o.LibraryDir != examples || o.Run.Inputs["member_id"] != "12345" {
 				t.Errorf("defaults: %+v", o)
 			}
 		}},
 		{name: "data dir from env", args: []string{capFile}, env: map[string]string{"CUA_DATA_DIR": "/tmp/x"}, check: func(t *testing.T, o *replayOptions) {
-			if o.DataDir != "/tmp/x" {
-				t.Errorf("data dir %q", o.DataDir)
+			if o.Run.DataDir != "/tmp/x" {
+				t.Errorf("data dir %q", o.Run.DataDir)
 			}
 		}},
 		{name: "value with equals", args: []string{capFile, "-i", "member_id=a=b"}, check: func(t *testing.T, o *replayOptions) {
-			if o.inputs["member_id"] != "a=b" {
-				t.Errorf("input %q", o.inputs["member_id"])
+			if o.Run.Inputs["member_id"] != "a=b" {
+				t.Errorf("input %q", o.Run.Inputs["member_id"])
 			}
 		}},
 		{name: "duplicate input", args: []string{capFile, "-i", "member_id=1", "-i", "member_id=2"}, wantErr: "--input member_id given twice"},

@@ -27,38 +27,19 @@ import (
 	"github.com/cuahq/cua/internal/secret"
 )
 
+// discoverOptions binds the flags straight into the run they configure.
 type discoverOptions struct {
 	IO  *IOStreams
 	Env func(string) string
 
-	Goal        string
-	Target      string
-	Out         string
-	Model       string
-	BaseURL     string
-	Record      string
-	Cassette    string
-	Autonomy    int
-	Sovereign   bool
-	MaxSteps    int
-	MaxTokens   int
-	MaxCost     float64
-	Deadline    time.Duration
-	KillFile    string
-	Grants      []string
-	SecretsFile string
-	Surface     string
-	Browser     string
-	Headful     bool
-	DataDir     string
-	ID          string
-	Version     string
-	Library     string
-	JSON        bool
-	NoEval      bool
-
-	grants  []agent.Grant
-	secrets *secret.Store
+	Agent                                  agent.Config    // --goal, --target, --autonomy, budgets, --data-dir
+	Params                                 pipeline.Params // --out, --id, --version, --library
+	Launch                                 launch.Options  // --browser, --headful
+	Model                                  string
+	LLMBase                                string
+	Record, Cassette, SecretsFile, Surface string
+	Grants                                 []string
+	JSON, NoEval                           bool
 }
 
 func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
@@ -79,30 +60,30 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 			return runDiscover(cmd.Context(), opts)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&opts.Goal, "goal", "", "what to do, in words (required)")
-	fl.StringVar(&opts.Target, "target", "", "base URL of the application (required)")
-	fl.StringVar(&opts.Out, "out", "", "directory to write the compiled capability to (required)")
+	a, b, p, fl := &opts.Agent, &opts.Agent.Budget, &opts.Params, cmd.Flags()
+	fl.StringVar(&a.Goal, "goal", "", "what to do, in words (required)")
+	fl.StringVar(&a.BaseURL, "target", "", "base URL of the application (required)")
+	fl.StringVar(&p.Out, "out", "", "directory to write the compiled capability to (required)")
 	fl.StringVar(&opts.Model, "model", "openai", "openai[:ID], anthropic[:ID] or exec:COMMAND")
-	fl.StringVar(&opts.BaseURL, "llm-base-url", "", "OpenAI-compatible API base URL (default $CUA_LLM_BASE_URL)")
+	fl.StringVar(&opts.LLMBase, "llm-base-url", "", "OpenAI-compatible API base URL (default $CUA_LLM_BASE_URL)")
 	fl.StringVar(&opts.Record, "record", "", "record every exchange with the model to FILE")
 	fl.StringVar(&opts.Cassette, "cassette", "", "replay a recorded exploration from FILE (no network, no key)")
-	fl.IntVar(&opts.Autonomy, "autonomy", agent.LevelAuto, "autonomy level 0-3")
-	fl.BoolVar(&opts.Sovereign, "sovereign", false, "delegate irreversible actions for this run (needs --deadline and --max-tokens)")
-	fl.IntVar(&opts.MaxSteps, "max-steps", defaultDiscoverySteps, "stop after this many steps")
-	fl.IntVar(&opts.MaxTokens, "max-tokens", 0, "stop after this many tokens (0: no bound)")
-	fl.Float64Var(&opts.MaxCost, "max-cost", 0, "stop after this many dollars (priced models only)")
-	fl.DurationVar(&opts.Deadline, "deadline", 10*time.Minute, "stop after this long")
-	fl.StringVar(&opts.KillFile, "kill-file", "", "stop as soon as this file exists")
+	fl.IntVar(&a.Autonomy, "autonomy", agent.LevelAuto, "autonomy level 0-3")
+	fl.BoolVar(&a.Sovereign, "sovereign", false, "delegate irreversible actions for this run (needs --deadline and --max-tokens)")
+	fl.IntVar(&b.MaxSteps, "max-steps", defaultDiscoverySteps, "stop after this many steps")
+	fl.IntVar(&b.MaxTokens, "max-tokens", 0, "stop after this many tokens (0: no bound)")
+	fl.Float64Var(&b.MaxCost, "max-cost", 0, "stop after this many dollars (priced models only)")
+	fl.DurationVar(&b.Deadline, "deadline", 10*time.Minute, "stop after this long")
+	fl.StringVar(&a.KillFile, "kill-file", "", "stop as soon as this file exists")
 	fl.StringArrayVar(&opts.Grants, "grant", nil, "allow N irreversible actions on controls whose name contains MATCH: MATCH:N (repeatable)")
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600); CUA_SECRET_<REF> works too")
 	fl.StringVar(&opts.Surface, "surface", "web", "web (Chromium) or state (the application's HTTP automation contract)")
-	fl.StringVar(&opts.Browser, "browser", "", "Chromium executable")
-	fl.BoolVar(&opts.Headful, "headful", false, "show the browser window")
-	fl.StringVar(&opts.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
-	fl.StringVar(&opts.ID, "id", "", "id of the compiled capability (default derived from the goal)")
-	fl.StringVar(&opts.Version, "version", "", "version of the compiled capability (default 0.1.0)")
-	fl.StringVar(&opts.Library, "library", "", "directory of capabilities the eval replay may call")
+	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable")
+	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
+	fl.StringVar(&a.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+	fl.StringVar(&p.ID, "id", "", "id of the compiled capability (default derived from the goal)")
+	fl.StringVar(&p.Version, "version", "", "version of the compiled capability (default 0.1.0)")
+	fl.StringVar(&p.LibraryDir, "library", "", "directory of capabilities the eval replay may call")
 	fl.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&opts.NoEval, "no-eval", false, "skip the eval replay")
 	return cmd
@@ -115,30 +96,31 @@ const defaultDiscoverySteps = 40
 var grantRE = regexp.MustCompile(`^(.+):([0-9]+)$`)
 
 func (o *discoverOptions) validate() error {
+	a, b := &o.Agent, o.Agent.Budget
 	switch {
-	case strings.TrimSpace(o.Goal) == "":
+	case strings.TrimSpace(a.Goal) == "":
 		return flagErrorf("--goal is required")
-	case o.Target == "":
+	case a.BaseURL == "":
 		return flagErrorf("--target is required")
-	case o.Out == "":
+	case o.Params.Out == "":
 		return flagErrorf("--out is required")
 	case o.Record != "" && o.Cassette != "":
 		return flagErrorf("--record and --cassette cannot be combined")
-	case o.Autonomy < 0 || o.Autonomy > 3:
-		return flagErrorf("--autonomy %d: want 0-3", o.Autonomy)
-	case o.MaxSteps <= 0:
+	case a.Autonomy < 0 || a.Autonomy > 3:
+		return flagErrorf("--autonomy %d: want 0-3", a.Autonomy)
+	case b.MaxSteps <= 0:
 		return flagErrorf("--max-steps must be positive")
-	case o.MaxTokens < 0 || o.MaxCost < 0 || o.Deadline < 0:
+	case b.MaxTokens < 0 || b.MaxCost < 0 || b.Deadline < 0:
 		return flagErrorf("budgets cannot be negative")
-	case o.Sovereign && (o.Deadline <= 0 || o.MaxTokens <= 0):
+	case a.Sovereign && (b.Deadline <= 0 || b.MaxTokens <= 0):
 		// No model is priced here, so a cost budget could not bind.
 		return flagErrorf("--sovereign needs --deadline and --max-tokens")
 	case o.Surface != "web" && o.Surface != "state":
 		return flagErrorf("--surface %q: want web or state", o.Surface)
 	}
-	u, err := url.Parse(o.Target)
+	u, err := url.Parse(a.BaseURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return flagErrorf("--target %q: want an http(s) URL", o.Target)
+		return flagErrorf("--target %q: want an http(s) URL", a.BaseURL)
 	}
 	for _, g := range o.Grants {
 		m := grantRE.FindStringSubmatch(g)
@@ -146,55 +128,40 @@ func (o *discoverOptions) validate() error {
 			return flagErrorf("--grant %q: want MATCH:N", g)
 		}
 		n, _ := strconv.Atoi(m[2])
-		o.grants = append(o.grants, agent.Grant{Match: m[1], Uses: n})
+		a.Grants = append(a.Grants, agent.Grant{Match: m[1], Uses: n})
 	}
-	if o.Cassette != "" {
-		if _, err := os.Stat(o.Cassette); err != nil {
-			return fmt.Errorf("--cassette: %w", err)
-		}
+	if _, err := os.Stat(o.Cassette); o.Cassette != "" && err != nil {
+		return fmt.Errorf("--cassette: %w", err)
 	}
-	o.DataDir = dataDir(o.DataDir, o.Env)
-	if o.secrets, err = secret.NewStore(o.Env, o.SecretsFile); err != nil {
+	a.DataDir = dataDir(a.DataDir, o.Env)
+	store, err := secret.NewStore(o.Env, o.SecretsFile)
+	if err != nil {
 		return err
 	}
-	// The model is built here too, so a missing key is reported before a
-	// browser starts.
-	if o.Cassette == "" {
-		if _, err := o.newModel(redact.New()); err != nil {
-			return err
-		}
+	a.Secrets, a.SecretNames = store, store.Names(secret.Environ())
+	if o.Cassette == "" { // a missing key is reported before a browser starts
+		_, err = o.newModel(redact.New())
 	}
-	return nil
+	return err
 }
 
 // newModel builds the model the flags name.
-func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
+func (o *discoverOptions) newModel(red *redact.Redactor) (m model.Model, err error) {
 	if o.Cassette != "" {
 		return cassette.Open(o.Cassette, cassette.WithRedact(red.String))
 	}
 	kind, id, _ := strings.Cut(o.Model, ":")
-	var m model.Model
 	switch kind {
 	case "openai":
-		cfg, err := openai.FromEnv(o.Env, id, o.BaseURL)
-		if err != nil {
-			return nil, err
+		var cfg openai.Config
+		if cfg, err = openai.FromEnv(o.Env, id, o.LLMBase); err == nil {
+			m, err = openai.New(cfg)
 		}
-		om, err := openai.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		m = om
 	case "anthropic":
-		cfg, err := anthropic.FromEnv(o.Env, id, "")
-		if err != nil {
-			return nil, err
+		var cfg anthropic.Config
+		if cfg, err = anthropic.FromEnv(o.Env, id, ""); err == nil {
+			m, err = anthropic.New(cfg)
 		}
-		am, err := anthropic.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		m = am
 	case "exec":
 		if id == "" {
 			return nil, flagErrorf("--model exec:COMMAND: no command")
@@ -204,29 +171,54 @@ func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
 	default:
 		return nil, flagErrorf("--model %q: want openai[:ID], anthropic[:ID] or exec:COMMAND", o.Model)
 	}
-	if o.Record != "" {
-		return cassette.Record(m, o.Record, red.String), nil
+	if err != nil || o.Record == "" {
+		return m, err
 	}
-	return m, nil
+	return cassette.Record(m, o.Record, red.String), nil
 }
 
 func runDiscover(ctx context.Context, o *discoverOptions) error {
 	red := redact.New()
-	logger := newLogger(o.IO.ErrOut, red)
-	m, err := o.newModel(red)
+	a, p := o.Agent, o.Params
+	a.Redactor, a.Logger, a.RunID, a.Frameless = red, newLogger(o.IO.ErrOut, red), pipeline.NewRunID(), o.Surface == "state"
+	a.Approver, a.Progress = o.approver(), o.progress(red)
+	var err error
+	if a.Model, err = o.newModel(red); err != nil {
+		return err
+	}
+	p.ProvenanceID, p.CompiledAt, p.Eval = a.RunID, time.Now, !o.NoEval
+	if o.Cassette != "" { // a replayed exploration is reproducible
+		if p.ProvenanceID, err = pipeline.CassetteProvenance(o.Cassette); err != nil {
+			return err
+		}
+		p.CompiledAt = nil
+	}
+	lo := o.Launch
+	lo.Kind, lo.BaseURL, lo.Logger = domain.Surface(o.Surface), a.BaseURL, a.Logger
+	l := launch.New(lo)
+	defer l.Close()
+	p.Agent, p.Open = a, l.Open
+	out, err := pipeline.Run(ctx, p)
 	if err != nil {
 		return err
 	}
-	runID := pipeline.NewRunID()
-	provenanceID := runID
-	if o.Cassette != "" {
-		if provenanceID, err = pipeline.CassetteProvenance(o.Cassette); err != nil {
-			return err
-		}
+	if o.JSON {
+		err = writeJSON(o.IO.Out, struct {
+			SchemaVersion int `json:"schema_version"`
+			*pipeline.Result
+		}{JSONSchemaVersion, out})
+	} else {
+		report.Discovery(o.IO.Out, out)
 	}
-	l := launch.New(launch.Options{Kind: domain.Surface(o.Surface), BaseURL: o.Target, Browser: o.Browser, Headful: o.Headful, Logger: logger})
-	defer l.Close()
-	progress := func(r agent.StepReport) {
+	if code := out.ExitCode(); err == nil && code != 0 {
+		return &ExitError{Code: code}
+	}
+	return err
+}
+
+// progress prints each step on stderr, redacted, unless --json.
+func (o *discoverOptions) progress(red *redact.Redactor) func(agent.StepReport) {
+	return func(r agent.StepReport) {
 		if o.JSON {
 			return
 		}
@@ -236,32 +228,6 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 		}
 		fmt.Fprintln(o.IO.ErrOut, red.String(line))
 	}
-	out, err := pipeline.Run(ctx, pipeline.Params{
-		Agent: agent.Config{
-			Model: m, Goal: o.Goal, BaseURL: o.Target, Secrets: o.secrets,
-			SecretNames: o.secrets.Names(secret.Environ()), Redactor: red, DataDir: o.DataDir, RunID: runID,
-			Autonomy: o.Autonomy, Sovereign: o.Sovereign, Grants: o.grants, Approver: o.approver(),
-			Budget:   agent.Budget{MaxSteps: o.MaxSteps, MaxTokens: o.MaxTokens, MaxCost: o.MaxCost, Deadline: o.Deadline},
-			KillFile: o.KillFile, Progress: progress, Frameless: o.Surface == "state", Logger: logger,
-		},
-		Open: l.Open, Out: o.Out, ID: o.ID, Version: o.Version, ProvenanceID: provenanceID,
-		CompiledAt: o.compileTime(), LibraryDir: o.Library, Eval: !o.NoEval,
-	})
-	if err != nil {
-		return err
-	}
-	var exit error
-	if code := out.ExitCode(); code != 0 {
-		exit = &ExitError{Code: code}
-	}
-	return o.report(out, exit)
-}
-
-func (o *discoverOptions) compileTime() func() time.Time {
-	if o.Cassette != "" {
-		return nil
-	}
-	return time.Now
 }
 
 // approver asks on the terminal when one is attached, else nothing (the
@@ -285,18 +251,4 @@ func (p *promptApprover) Approve(_ context.Context, pr agent.Proposal) (bool, er
 		return false, nil
 	}
 	return strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes"), nil
-}
-
-func (o *discoverOptions) report(r *pipeline.Result, exit error) error {
-	if o.JSON {
-		if err := writeJSON(o.IO.Out, struct {
-			SchemaVersion int `json:"schema_version"`
-			*pipeline.Result
-		}{JSONSchemaVersion, r}); err != nil {
-			return err
-		}
-		return exit
-	}
-	report.Discovery(o.IO.Out, r)
-	return exit
 }
