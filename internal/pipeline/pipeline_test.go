@@ -292,6 +292,7 @@ func TestReplay(t *testing.T) {
 		wantOpened int
 	}{
 		// The pipeline run opened one session; a bad input opens none.
+		// The pipeline run above opened one session; a bad input opens none.
 		{name: "missing input", inputs: map[string]string{}, wantStatus: domain.StatusFailed, wantCode: domain.CodeInputInvalid, wantOpened: 1},
 		{name: "lookup", inputs: map[string]string{"member_id": "20077"}, wantStatus: domain.StatusSuccess, wantOpened: 2},
 	}
