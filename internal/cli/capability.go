@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
-	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/report"
 )
 
 func newCmdCapability(f *Factory) *cobra.Command {
@@ -23,99 +22,61 @@ func newCmdCapability(f *Factory) *cobra.Command {
 	return cmd
 }
 
-type capValidateOptions struct {
-	IO    *IOStreams
-	Files []string
-	JSON  bool
+// capOptions are the options of every capability subcommand.
+type capOptions struct {
+	IO      *IOStreams
+	Files   []string
+	JSON    bool
+	Library string
 }
 
-type fileResult struct {
-	File        string               `json:"file"`
-	Valid       bool                 `json:"valid"`
-	ID          string               `json:"id,omitempty"`
-	Version     string               `json:"version,omitempty"`
-	ContentHash string               `json:"content_hash,omitempty"`
-	Sealed      bool                 `json:"sealed"`
-	Error       string               `json:"error,omitempty"`
-	Problems    []capability.Problem `json:"problems,omitempty"`
-}
-
-func newCmdCapabilityValidate(f *Factory, runF func(*capValidateOptions) error) *cobra.Command {
-	opts := &capValidateOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "validate FILE...",
-		Short: "Validate capability files against the schema, the semantic rules and their content hash",
-		Long: heredoc.Doc(`
-			Validate each capability file: JSON Schema, semantic checks (unique ids,
-			declared inputs, output sources, regular expressions) and, for a sealed
-			file, its content hash. Every problem names the file, the line and the
-			field path. Exits 1 if any file is invalid.
-		`),
-		Example: heredoc.Doc(`
-			$ cua capability validate examples/capabilities/*.yaml
-			$ cua capability validate --json draft.yaml
-		`),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return flagErrorf("expected at least one FILE")
-			}
-			opts.Files = args
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCapabilityValidate(opts)
-		},
+// newCapCmd builds a capability subcommand that takes files and --json.
+func newCapCmd(opts *capOptions, cmd *cobra.Command, run, runF func(*capOptions) error) *cobra.Command {
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return flagErrorf("expected at least one FILE")
+		}
+		opts.Files = args
+		if runF != nil {
+			return runF(opts)
+		}
+		return run(opts)
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print results as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func loadResult(file string) fileResult {
-	r := fileResult{File: file}
-	l, err := capability.Load(file)
-	if err != nil {
-		r.Error = err.Error()
-		var inv *capability.InvalidError
-		if errors.As(err, &inv) {
-			r.Problems = inv.Problems
-		}
-		var mm *capability.HashMismatchError
-		if errors.As(err, &mm) {
-			r.Sealed, r.ContentHash = true, mm.Computed
-			r.Problems = []capability.Problem{{File: file, Path: "content_hash", Message: fmt.Sprintf("content hash mismatch for %s: declared %s, computed %s", mm.Ref, mm.Declared, mm.Computed)}}
-		}
-		return r
-	}
-	r.Valid = true
-	r.ID, r.Version, r.ContentHash, r.Sealed = l.Capability.ID, l.Capability.Version, l.Hash, l.Sealed
-	return r
+func newCmdCapabilityValidate(f *Factory, runF func(*capOptions) error) *cobra.Command {
+	cmd := newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
+		Use:     "validate FILE...",
+		Short:   "Validate capability files against the schema, the semantic rules and their content hash",
+		Long:    help("validate", false),
+		Example: help("validate", true),
+	}, runCapabilityValidate, runF)
+	cmd.Flags().Lookup("json").Usage = "print results as JSON"
+	return cmd
 }
 
-func runCapabilityValidate(opts *capValidateOptions) error {
-	results := make([]fileResult, 0, len(opts.Files))
+func runCapabilityValidate(opts *capOptions) error {
+	results := make([]report.FileCheck, 0, len(opts.Files))
 	bad := 0
 	for _, file := range opts.Files {
-		r := loadResult(file)
+		r := report.Check(file)
 		if !r.Valid {
 			bad++
 		}
 		results = append(results, r)
+		switch {
+		case opts.JSON:
+		case r.Valid:
+			fmt.Fprintln(opts.IO.Out, r.Line())
+		default:
+			fmt.Fprintln(opts.IO.ErrOut, r.Line())
+		}
 	}
 	if opts.JSON {
 		if err := writeJSON(opts.IO.Out, map[string]any{"schema_version": JSONSchemaVersion, "results": results}); err != nil {
 			return err
-		}
-	} else {
-		for _, r := range results {
-			if r.Valid {
-				state := "draft (unsealed)"
-				if r.Sealed {
-					state = "sealed " + r.ContentHash
-				}
-				fmt.Fprintf(opts.IO.Out, "ok   %s  %s@%s  %s\n", r.File, r.ID, r.Version, state)
-				continue
-			}
-			fmt.Fprintf(opts.IO.ErrOut, "FAIL %s\n", r.Error)
 		}
 	}
 	if bad > 0 {
@@ -124,45 +85,24 @@ func runCapabilityValidate(opts *capValidateOptions) error {
 	return nil
 }
 
-type capHashOptions struct {
-	IO   *IOStreams
-	File string
-	JSON bool
-}
-
-func newCmdCapabilityHash(f *Factory, runF func(*capHashOptions) error) *cobra.Command {
-	opts := &capHashOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "hash FILE",
-		Short: "Print the content hash of a capability file",
-		Long: heredoc.Doc(`
-			Print "sha256:" and the hex SHA-256 of the RFC 8785 canonical JSON of the
-			capability with defaults applied and without content_hash. The hash does
-			not depend on YAML layout, comments or key order. A sealed file whose
-			declared hash differs is refused.
-		`),
-		Example: "$ cua capability hash examples/capabilities/memberdesk.savings_balance.yaml",
+func newCmdCapabilityHash(f *Factory, runF func(*capOptions) error) *cobra.Command {
+	return newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
+		Use:     "hash FILE",
+		Short:   "Print the content hash of a capability file",
+		Long:    help("hash", false),
+		Example: help("hash", true),
 		Args:    exactArgs(1, "one FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCapabilityHash(opts)
-		},
-	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
-	return cmd
+	}, runCapabilityHash, runF)
 }
 
-func runCapabilityHash(opts *capHashOptions) error {
-	l, err := capability.Load(opts.File)
+func runCapabilityHash(opts *capOptions) error {
+	l, err := capability.Load(opts.Files[0])
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
 		return writeJSON(opts.IO.Out, map[string]any{
-			"schema_version": JSONSchemaVersion, "file": opts.File,
+			"schema_version": JSONSchemaVersion, "file": opts.Files[0],
 			"capability": l.Capability.Ref(), "content_hash": l.Hash, "sealed": l.Sealed,
 		})
 	}
@@ -170,63 +110,31 @@ func runCapabilityHash(opts *capHashOptions) error {
 	return err
 }
 
-type capSealOptions struct {
-	IO      *IOStreams
-	File    string
-	JSON    bool
-	Library string
-}
-
-func newCmdCapabilitySeal(f *Factory, runF func(*capSealOptions) error) *cobra.Command {
-	opts := &capSealOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "seal FILE",
-		Short: "Write the content hash into a draft capability, atomically",
-		Long: heredoc.Doc(`
-			Validate the draft, compute its content hash and write content_hash into
-			the file in place (temp file and rename), keeping comments and layout.
-			Sealing a sealed file with a matching hash changes nothing; a sealed file
-			whose content changed is refused: id@version is frozen, so bump the
-			version and remove content_hash first.
-		`),
-		Example: "$ cua capability seal my.capability.yaml",
+func newCmdCapabilitySeal(f *Factory, runF func(*capOptions) error) *cobra.Command {
+	opts := &capOptions{IO: f.IO}
+	cmd := newCapCmd(opts, &cobra.Command{
+		Use:     "seal FILE",
+		Short:   "Write the content hash into a draft capability, atomically",
+		Long:    help("seal", false),
+		Example: help("seal", true),
 		Args:    exactArgs(1, "one FILE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.File = args[0]
-			if runF != nil {
-				return runF(opts)
-			}
-			return runCapabilitySeal(opts)
-		},
-	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
+	}, runCapabilitySeal, runF)
 	cmd.Flags().StringVar(&opts.Library, "library", "", "directory of the capabilities this one calls, whose content hashes are pinned (default: the file's directory)")
 	return cmd
 }
 
-func runCapabilitySeal(opts *capSealOptions) error {
-	dir := opts.Library
+func runCapabilitySeal(opts *capOptions) error {
+	file, dir := opts.Files[0], opts.Library
 	if dir == "" {
-		dir = filepath.Dir(opts.File)
+		dir = filepath.Dir(file)
 	}
-	resolve := func(ref string) (*capability.Loaded, error) {
-		lib, err := replay.LoadDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		l, err := lib.Lookup(ref)
-		if err != nil {
-			return nil, fmt.Errorf("%w (library %s)", err, dir)
-		}
-		return l, nil
-	}
-	h, err := capability.SealPinned(opts.File, resolve)
+	h, err := pipeline.SealPinned(file, dir)
 	if err != nil {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, map[string]any{"schema_version": JSONSchemaVersion, "file": opts.File, "content_hash": h})
+		return writeJSON(opts.IO.Out, map[string]any{"schema_version": JSONSchemaVersion, "file": file, "content_hash": h})
 	}
-	_, err = fmt.Fprintf(opts.IO.Out, "sealed %s %s\n", opts.File, h)
+	_, err = fmt.Fprintf(opts.IO.Out, "sealed %s %s\n", file, h)
 	return err
 }

@@ -4,14 +4,20 @@ package cli
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/secret"
 )
 
 // IOStreams are the command's standard streams.
@@ -70,7 +76,7 @@ const ExitInterrupted = 130
 // context: cancel it (cmd/cua does so on SIGINT and SIGTERM) and Main
 // returns within InterruptGrace, even if the command is stuck.
 func Main(ctx context.Context, args []string, io *IOStreams) int {
-	secrets := takeSecretEnv()
+	secrets := secret.TakeEnv()
 	getenv := func(k string) string {
 		if v, ok := secrets[k]; ok {
 			return v
@@ -155,4 +161,37 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// dataDir is --data-dir, else $CUA_DATA_DIR, else .cua.
+func dataDir(flag string, getenv func(string) string) string {
+	if flag == "" {
+		flag = getenv("CUA_DATA_DIR")
+	}
+	if flag == "" {
+		flag = ".cua"
+	}
+	return flag
+}
+
+// newLogger logs warnings and errors to w through red.
+func newLogger(w io.Writer, red *redact.Redactor) *slog.Logger {
+	return slog.New(redact.NewHandler(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
+}
+
+//go:embed help
+var helpFiles embed.FS
+
+// help returns the long help (before a line "---") or, with examples, the
+// examples (after it) of the command's help/NAME.txt.
+func help(name string, examples bool) string {
+	raw, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // embedded at build time: a missing file is a build mistake
+	}
+	long, ex, _ := strings.Cut(string(raw), "\n---\n")
+	if examples {
+		return ex
+	}
+	return long
 }

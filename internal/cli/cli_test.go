@@ -129,18 +129,18 @@ func TestReplayFlags(t *testing.T) {
 		check   func(t *testing.T, o *replayOptions)
 	}{
 		{name: "defaults", args: []string{capFile, "-i", "member_id=12345"}, check: func(t *testing.T, o *replayOptions) {
-			if o.DataDir != ".cua" || o.BaseURL != "http://127.0.0.1:8811" || o.LibraryDir != examples || o.inputs["member_id"] != "12345" {
+			if o.Run.DataDir != ".cua" || o.Run.BaseURL != "http://127.0.0.1:8811" || o.LibraryDir != examples || o.Run.Inputs["member_id"] != "12345" {
 				t.Errorf("defaults: %+v", o)
 			}
 		}},
 		{name: "data dir from env", args: []string{capFile}, env: map[string]string{"CUA_DATA_DIR": "/tmp/x"}, check: func(t *testing.T, o *replayOptions) {
-			if o.DataDir != "/tmp/x" {
-				t.Errorf("data dir %q", o.DataDir)
+			if o.Run.DataDir != "/tmp/x" {
+				t.Errorf("data dir %q", o.Run.DataDir)
 			}
 		}},
 		{name: "value with equals", args: []string{capFile, "-i", "member_id=a=b"}, check: func(t *testing.T, o *replayOptions) {
-			if o.inputs["member_id"] != "a=b" {
-				t.Errorf("input %q", o.inputs["member_id"])
+			if o.Run.Inputs["member_id"] != "a=b" {
+				t.Errorf("input %q", o.Run.Inputs["member_id"])
 			}
 		}},
 		{name: "duplicate input", args: []string{capFile, "-i", "member_id=1", "-i", "member_id=2"}, wantErr: "--input member_id given twice"},
@@ -176,41 +176,5 @@ func TestReplayFlags(t *testing.T) {
 			}
 			tt.check(t, got)
 		})
-	}
-}
-
-func TestSecretsFile(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.json")
-	os.WriteFile(good, []byte(`{"corebank_password":"from-file"}`), 0o600)
-	loose := filepath.Join(dir, "loose.json")
-	os.WriteFile(loose, []byte(`{"x":"y"}`), 0o640)
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`["x"]`), 0o600)
-	m, err := loadSecretsFile(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &secretStore{getenv: func(k string) string {
-		if k == "CUA_SECRET_COREBANK_OPERATOR" {
-			return "from-env"
-		}
-		return ""
-	}, file: m}
-	if v, _ := s.Secret("corebank_password"); v != "from-file" {
-		t.Errorf("file secret %q", v)
-	}
-	if v, _ := s.Secret("corebank_operator"); v != "from-env" {
-		t.Errorf("env secret %q", v)
-	}
-	if _, err := s.Secret("missing"); err == nil || !strings.Contains(err.Error(), "CUA_SECRET_MISSING") {
-		t.Errorf("missing secret: %v", err)
-	}
-	if _, err := loadSecretsFile(loose); err == nil || !strings.Contains(err.Error(), "readable by others") {
-		t.Errorf("loose file: %v", err)
-	}
-	if _, err := loadSecretsFile(bad); err == nil {
-		t.Error("a JSON array was accepted")
 	}
 }

@@ -2,77 +2,46 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strings"
-	"time"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
-	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface"
-	"github.com/cuahq/cua/internal/surface/browser"
+	"github.com/cuahq/cua/internal/report"
+	"github.com/cuahq/cua/internal/secret"
 )
 
+// replayOptions binds the flags straight into the run they configure.
 type replayOptions struct {
 	IO  *IOStreams
 	Env func(string) string
 
-	File              string
-	Inputs            []string
-	BaseURL           string
-	AllowIrreversible bool
-	ApprovalFile      string
-	ReleaseGates      []string
-	Headful           bool
-	JSON              bool
-	DataDir           string
-	Browser           string
-	CDPURL            string
-	SecretsFile       string
-	LibraryDir        string
-
-	// Set by validate.
-	loaded   *capability.Loaded
-	inputs   map[string]string
-	approval *policy.Approval
-	secrets  *secretStore
+	File                      string
+	Run                       replay.Options // --base-url, --allow-irreversible, --release-gate, --data-dir
+	Launch                    launch.Options // --browser, --cdp-url, --headful
+	LibraryDir                string
+	JSON                      bool
+	Inputs                    []string
+	ApprovalFile, SecretsFile string
 }
 
 func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
 	opts := &replayOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
-		Use:   "replay CAPABILITY",
-		Short: "Replay a sealed capability in Chromium, with no model in the loop",
-		Long: heredoc.Doc(`
-			Run a sealed capability deterministically: inputs are validated before the
-			browser starts, every action is resolved by role and accessible name and
-			authorized by policy, declared business outcomes are answers, declared
-			faults are recovered within budget, and anything undeclared fails closed.
-
-			Exit codes: 0 SUCCESS or BUSINESS_OUTCOME, 1 FAILED, 2 NEEDS_HUMAN.
-			Secrets ({$secret: ref}) come from CUA_SECRET_<REF> or --secrets FILE
-			(a JSON object, mode 0600). Capabilities it calls (prerequisites,
-			run_capability) are looked up in --library (default: the capability's
-			directory). Evidence goes to <data-dir>/runs/<run-id>/.
-		`),
-		Example: heredoc.Doc(`
-			$ cua replay examples/capabilities/memberdesk.savings_balance.yaml --input member_id=12345
-			$ cua replay transfer.yaml --input amount=25.00 --allow-irreversible --approval approval.json --json
-		`),
-		Args: exactArgs(1, "one CAPABILITY file"),
+		Use:     "replay CAPABILITY",
+		Short:   "Replay a sealed capability in Chromium, with no model in the loop",
+		Long:    help("replay", false),
+		Example: help("replay", true),
+		Args:    exactArgs(1, "one CAPABILITY file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if err := opts.validate(); err != nil {
@@ -84,17 +53,17 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 			return runReplay(cmd.Context(), opts)
 		},
 	}
-	fl := cmd.Flags()
+	r, fl := &opts.Run, cmd.Flags()
 	fl.StringArrayVarP(&opts.Inputs, "input", "i", nil, "input as NAME=VALUE (repeatable)")
-	fl.StringVar(&opts.BaseURL, "base-url", "http://127.0.0.1:8811", "base URL of the application")
-	fl.BoolVar(&opts.AllowIrreversible, "allow-irreversible", false, "allow irreversible actions (an approval of this exact content is also required)")
+	fl.StringVar(&r.BaseURL, "base-url", "http://127.0.0.1:8811", "base URL of the application")
+	fl.BoolVar(&r.AllowIrreversible, "allow-irreversible", false, "allow irreversible actions (an approval of this exact content is also required)")
 	fl.StringVar(&opts.ApprovalFile, "approval", "", "approval record (JSON) for irreversible actions")
-	fl.StringArrayVar(&opts.ReleaseGates, "release-gate", nil, "release the gate before step ID (repeatable)")
-	fl.BoolVar(&opts.Headful, "headful", false, "show the browser window")
+	fl.StringArrayVar(&r.ReleasedGates, "release-gate", nil, "release the gate before step ID (repeatable)")
+	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
 	fl.BoolVar(&opts.JSON, "json", false, "print the run record as JSON")
-	fl.StringVar(&opts.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
-	fl.StringVar(&opts.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
-	fl.StringVar(&opts.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
+	fl.StringVar(&r.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
+	fl.StringVar(&opts.Launch.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 	fl.StringVar(&opts.LibraryDir, "library", "", "directory of capabilities this one may call (default: its directory)")
 	return cmd
@@ -109,28 +78,23 @@ func (o *replayOptions) validate() error {
 	if !l.Sealed {
 		return fmt.Errorf("%s is a draft: seal it (cua capability seal) before replaying", o.File)
 	}
-	o.loaded = l
-	o.inputs = map[string]string{}
+	r := &o.Run
+	r.Capability, r.Inputs = l, map[string]string{}
 	for _, kv := range o.Inputs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			return flagErrorf("--input %q: want NAME=VALUE", kv)
 		}
-		if _, dup := o.inputs[k]; dup {
+		if _, dup := r.Inputs[k]; dup {
 			return flagErrorf("--input %s given twice", k)
 		}
-		o.inputs[k] = v
+		r.Inputs[k] = v
 	}
-	u, err := url.Parse(o.BaseURL)
+	u, err := url.Parse(r.BaseURL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return flagErrorf("--base-url %q: want an http(s) URL", o.BaseURL)
+		return flagErrorf("--base-url %q: want an http(s) URL", r.BaseURL)
 	}
-	if o.DataDir == "" {
-		o.DataDir = o.Env("CUA_DATA_DIR")
-	}
-	if o.DataDir == "" {
-		o.DataDir = ".cua"
-	}
+	r.DataDir = dataDir(r.DataDir, o.Env)
 	if o.LibraryDir == "" {
 		o.LibraryDir = filepath.Dir(o.File)
 	}
@@ -139,152 +103,38 @@ func (o *replayOptions) validate() error {
 		if err != nil {
 			return fmt.Errorf("--approval: %w", err)
 		}
-		var ap policy.Approval
-		if err := json.Unmarshal(raw, &ap); err != nil || ap.ContentHash == "" {
+		r.Approval = &policy.Approval{}
+		if err := json.Unmarshal(raw, r.Approval); err != nil || r.Approval.ContentHash == "" {
 			return fmt.Errorf("--approval %s: want a JSON approval record with content_hash", o.ApprovalFile)
 		}
-		o.approval = &ap
 	}
-	for _, g := range o.ReleaseGates {
+	for _, g := range r.ReleasedGates {
 		if st := l.Capability.Step(g); st == nil || !st.Gate {
 			return flagErrorf("--release-gate %q: no gated step with that id", g)
 		}
 	}
-	o.secrets = &secretStore{getenv: o.Env}
-	if o.SecretsFile != "" {
-		m, err := loadSecretsFile(o.SecretsFile)
-		if err != nil {
-			return err
-		}
-		o.secrets.file = m
-	}
-	return nil
-}
-
-func newRunID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return "r" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+	r.Secrets, err = secret.NewStore(o.Env, o.SecretsFile)
+	return err
 }
 
 func runReplay(ctx context.Context, o *replayOptions) error {
 	red := redact.New()
-	logger := slog.New(redact.NewHandler(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
-	rec := &domain.RunRecord{}
-	// Inputs are checked before the browser starts: a bad input costs no
-	// browser and no dispatch, and still leaves a run record.
-	if _, err := capability.BindInputs(o.loaded.Capability, o.inputs); err != nil {
-		var err2 error
-		rec, err2 = replay.Run(ctx, replay.Options{Capability: o.loaded, Inputs: o.inputs, BaseURL: o.BaseURL,
-			Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
-		if err2 != nil {
-			return err2
-		}
-		return reportRun(o.IO.Out, rec, o.JSON)
-	}
-	lib, err := replay.LoadDir(o.LibraryDir)
+	r, lo, c := o.Run, o.Launch, o.Run.Capability.Capability
+	r.Redactor, r.Logger, r.RunID = red, newLogger(o.IO.ErrOut, red), pipeline.NewRunID()
+	lo.Kind, lo.BaseURL, lo.AllowedDomains, lo.Logger = c.Surface, r.BaseURL, c.Policy.AllowedDomains, r.Logger
+	l := launch.New(lo)
+	defer l.Close()
+	rec, err := pipeline.Replay(ctx, pipeline.ReplayParams{LibraryDir: o.LibraryDir, Open: l.Open, Run: r})
 	if err != nil {
 		return err
 	}
-	if err := lib.Add(o.loaded); err != nil {
-		return err
-	}
-	// Every prerequisite and remedy is resolved, sealed and pinned before
-	// the browser starts; a refusal still leaves a run record.
-	if err := replay.Preflight(o.loaded, lib); err != nil {
-		rec, err2 := replay.Run(ctx, replay.Options{Capability: o.loaded, Library: lib, Inputs: o.inputs, BaseURL: o.BaseURL,
-			Redactor: red, DataDir: o.DataDir, RunID: newRunID(), Logger: logger})
-		if err2 != nil {
-			return err2
-		}
-		return reportRun(o.IO.Out, rec, o.JSON)
-	}
-	var sess surface.Surface
-	if o.loaded.Capability.Surface == domain.SurfaceState {
-		st, err := openStateSession(ctx, o.BaseURL, o.loaded.Capability.Policy.AllowedDomains...)
-		if err != nil {
-			return err
-		}
-		sess = st
+	if o.JSON {
+		err = writeJSON(o.IO.Out, rec)
 	} else {
-		br, err := browser.Launch(ctx, browser.Options{ExecPath: o.Browser, CDPURL: o.CDPURL, Headful: o.Headful, Logger: logger})
-		if err != nil {
-			return fmt.Errorf("start browser: %w", err)
-		}
-		defer br.Close()
-		bs, err := br.NewSession(ctx)
-		if err != nil {
-			return fmt.Errorf("open browser session: %w", err)
-		}
-		sess = bs
+		report.Summary(o.IO.Out, rec)
 	}
-	defer sess.Close()
-	rec, err = replay.Run(ctx, replay.Options{
-		Capability: o.loaded, Library: lib, Inputs: o.inputs, BaseURL: o.BaseURL, Surface: sess,
-		Secrets: o.secrets, Redactor: red, DataDir: o.DataDir, AllowIrreversible: o.AllowIrreversible,
-		Approval: o.approval, ReleasedGates: o.ReleaseGates, RunID: newRunID(), Logger: logger,
-	})
-	if err != nil {
-		return err
-	}
-	redactMessages(rec, red)
-	return reportRun(o.IO.Out, rec, o.JSON)
-}
-
-func reportRun(w io.Writer, rec *domain.RunRecord, asJSON bool) error {
-	if asJSON {
-		if err := writeJSON(w, rec); err != nil {
-			return err
-		}
-	} else {
-		printSummary(w, rec)
-	}
-	if rec.ExitCode != 0 {
+	if err == nil && rec.ExitCode != 0 {
 		return &ExitError{Code: rec.ExitCode}
 	}
-	return nil
-}
-
-func printSummary(w io.Writer, rec *domain.RunRecord) {
-	fmt.Fprintf(w, "%s  %s\n", rec.Status, rec.Capability)
-	if rec.Effects != nil {
-		for _, se := range rec.Effects.Steps {
-			fmt.Fprintf(w, "  effect       %s (%s): %s\n", se.Step, se.Risk, se.Effect)
-		}
-	}
-	if rec.Outcome != "" {
-		fmt.Fprintf(w, "  outcome      %s\n", rec.Outcome)
-	}
-	if rec.FailureCode != "" {
-		fmt.Fprintf(w, "  failure      %s: %s\n", rec.FailureCode, rec.Message)
-	}
-	if len(rec.Outputs) > 0 {
-		keys := make([]string, 0, len(rec.Outputs))
-		for k := range rec.Outputs {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(w, "  output       %s = %v\n", k, rec.Outputs[k])
-		}
-	}
-	mix := make([]string, 0, len(rec.StrategyMix))
-	for s, n := range rec.StrategyMix {
-		mix = append(mix, fmt.Sprintf("%s×%d", s, n))
-	}
-	sort.Strings(mix)
-	fmt.Fprintf(w, "  steps        %d (dispatches %d, recoveries %d)\n", len(rec.Steps), rec.DispatchCount, rec.RecoveryAttempts)
-	fmt.Fprintf(w, "  rungs        %s\n", strings.Join(mix, " "))
-	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
-	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
-	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
-}
-
-// redactMessages passes a record's free-text messages through the redactor
-// before they reach stdout; record.json is redacted whole by evidence.
-func redactMessages(rec *domain.RunRecord, red *redact.Redactor) {
-	rec.Message = red.String(rec.Message)
-	for i := range rec.Steps {
-		rec.Steps[i].Message = red.String(rec.Steps[i].Message)
-	}
+	return err
 }

@@ -1,0 +1,139 @@
+// Package report renders what runs produce for people: a run record's
+// summary, a discovery pipeline's result and a capability file's check, as
+// the CLI prints them (and the demo, the console or a worker log may).
+//
+// It owns the layout of that text and the shape of a file check; it never
+// runs, loads a model or opens a surface, and writes only to the writer it
+// is given. Everything it prints comes from records the engines already
+// redacted.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/pipeline"
+)
+
+// Summary writes rec as a status line and one indented line per fact:
+// effects first (invariant 13), outcome, failure, outputs by name, steps,
+// rungs, drift, duration and run id.
+func Summary(w io.Writer, rec *domain.RunRecord) {
+	fmt.Fprintf(w, "%s  %s\n", rec.Status, rec.Capability)
+	if rec.Effects != nil {
+		for _, se := range rec.Effects.Steps {
+			fmt.Fprintf(w, "  effect       %s (%s): %s\n", se.Step, se.Risk, se.Effect)
+		}
+	}
+	if rec.Outcome != "" {
+		fmt.Fprintf(w, "  outcome      %s\n", rec.Outcome)
+	}
+	if rec.FailureCode != "" {
+		fmt.Fprintf(w, "  failure      %s: %s\n", rec.FailureCode, rec.Message)
+	}
+	keys := make([]string, 0, len(rec.Outputs))
+	for k := range rec.Outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  output       %s = %v\n", k, rec.Outputs[k])
+	}
+	mix := make([]string, 0, len(rec.StrategyMix))
+	for s, n := range rec.StrategyMix {
+		mix = append(mix, fmt.Sprintf("%s×%d", s, n))
+	}
+	sort.Strings(mix)
+	fmt.Fprintf(w, "  steps        %d (dispatches %d, recoveries %d)\n", len(rec.Steps), rec.DispatchCount, rec.RecoveryAttempts)
+	fmt.Fprintf(w, "  rungs        %s\n", strings.Join(mix, " "))
+	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
+	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
+	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
+}
+
+// Discovery writes a pipeline result: the discovery's end and cost, the
+// compiled and sealed file with its review notes, and the eval run.
+func Discovery(w io.Writer, r *pipeline.Result) {
+	d := r.Discovery
+	fmt.Fprintf(w, "discovery  %s after %d steps, %d tokens", d.Status, d.Steps, d.Tokens)
+	if d.Priced {
+		fmt.Fprintf(w, ", $%.4f", d.Cost)
+	}
+	fmt.Fprintln(w)
+	if d.Reason != "" {
+		fmt.Fprintf(w, "  reason     %s\n", d.Reason)
+	}
+	if r.File != "" {
+		fmt.Fprintf(w, "compiled   %s  %s\n  sealed     %s\n", r.Capability, r.File, r.ContentHash)
+		for _, n := range r.ReviewNotes {
+			fmt.Fprintf(w, "  review     %s\n", n)
+		}
+	}
+	if r.Eval != nil {
+		fmt.Fprintf(w, "eval run   ")
+		Summary(w, r.Eval)
+	}
+}
+
+// Trim shortens s to n runes, ending it with "…" when cut.
+func Trim(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// FileCheck is the check of one capability file.
+type FileCheck struct {
+	File        string               `json:"file"`
+	Valid       bool                 `json:"valid"`
+	ID          string               `json:"id,omitempty"`
+	Version     string               `json:"version,omitempty"`
+	ContentHash string               `json:"content_hash,omitempty"`
+	Sealed      bool                 `json:"sealed"`
+	Error       string               `json:"error,omitempty"`
+	Problems    []capability.Problem `json:"problems,omitempty"`
+}
+
+// Check loads file and reports it: valid with its id, version, hash and
+// seal, or invalid with the error and its problems (schema and semantic
+// problems with line and path; a sealed file whose content changed as one
+// content_hash problem naming the declared and computed hashes).
+func Check(file string) FileCheck {
+	r := FileCheck{File: file}
+	l, err := capability.Load(file)
+	if err != nil {
+		r.Error = err.Error()
+		var inv *capability.InvalidError
+		if errors.As(err, &inv) {
+			r.Problems = inv.Problems
+		}
+		var mm *capability.HashMismatchError
+		if errors.As(err, &mm) {
+			r.Sealed, r.ContentHash = true, mm.Computed
+			r.Problems = []capability.Problem{{File: file, Path: "content_hash", Message: fmt.Sprintf("content hash mismatch for %s: declared %s, computed %s", mm.Ref, mm.Declared, mm.Computed)}}
+		}
+		return r
+	}
+	r.Valid = true
+	r.ID, r.Version, r.ContentHash, r.Sealed = l.Capability.ID, l.Capability.Version, l.Hash, l.Sealed
+	return r
+}
+
+// Line is the one-line text of a check: "ok   FILE  ID@VERSION  STATE" for
+// a valid file, "FAIL ERROR" for an invalid one.
+func (r FileCheck) Line() string {
+	if !r.Valid {
+		return "FAIL " + r.Error
+	}
+	state := "draft (unsealed)"
+	if r.Sealed {
+		state = "sealed " + r.ContentHash
+	}
+	return fmt.Sprintf("ok   %s  %s@%s  %s", r.File, r.ID, r.Version, state)
+}
