@@ -38,7 +38,16 @@ const (
 	RulePackageDoc = "package-doc"         // no "// Package x ..." comment
 	RuleStdlibOnly = "stdlib-only"         // a non-standard import in a stdlib-only tree
 	RuleLoadError  = "load-error"          // a package or file the checker could not read
+	RuleFuncLength = "func-length"         // a function in internal/ longer than MaxFuncLines
 )
+
+// MaxFuncLines is the longest a function in internal/ may be, counted from
+// its func keyword to its closing brace, less the lines of table data in it
+// (slice and map literals of three or more elements).
+const MaxFuncLines = 120
+
+// FuncLengthTree is the tree held to [MaxFuncLines], test files included.
+const FuncLengthTree = "internal"
 
 // moduleRootRelDir is the module-relative path of the module's root package.
 const moduleRootRelDir = "."
@@ -216,6 +225,78 @@ func (c *checker) checkPackage(p *goPackage) {
 	if !inAny(p.rel, DispatchTrees) {
 		c.checkDispatch(p)
 	}
+	if within(p.rel, FuncLengthTree) {
+		c.checkFuncLength(p)
+	}
+}
+
+// checkFuncLength reports each function of p (test files included) longer
+// than [MaxFuncLines] once its table data is left out.
+func (c *checker) checkFuncLength(p *goPackage) {
+	files := p.sourceFiles()
+	for _, f := range join(p.TestGoFiles, p.XTestGoFiles) {
+		files = append(files, filepath.Join(p.Dir, f))
+	}
+	for _, name := range files {
+		f := c.parse(p, name)
+		if f == nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			if n := c.lines(fd) - c.tableLines(fd.Body); n > MaxFuncLines {
+				c.report(p, RuleFuncLength, "func %s is %d lines (%s); split it, the limit is %d without table data",
+					funcName(fd), n, c.pos(fd.Pos()), MaxFuncLines)
+			}
+		}
+	}
+}
+
+// lines is how many source lines n spans.
+func (c *checker) lines(n ast.Node) int {
+	return c.fset.Position(n.End()).Line - c.fset.Position(n.Pos()).Line + 1
+}
+
+// tableLines counts the lines of the outermost slice and map literals of
+// three or more elements in body: table data, not logic.
+func (c *checker) tableLines(body ast.Node) int {
+	n := 0
+	ast.Inspect(body, func(x ast.Node) bool {
+		cl, ok := x.(*ast.CompositeLit)
+		if !ok {
+			return true
+		}
+		switch cl.Type.(type) {
+		case *ast.ArrayType, *ast.MapType:
+			if len(cl.Elts) >= 3 {
+				n += c.lines(cl)
+				return false
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// funcName names a function or method as Recv.Name.
+func funcName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return fd.Name.Name
+	}
+	t := fd.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	if ix, ok := t.(*ast.IndexExpr); ok {
+		t = ix.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name + "." + fd.Name.Name
+	}
+	return fd.Name.Name
 }
 
 // checkImports reports each import from the module that p's row does not
@@ -489,6 +570,11 @@ func rowFor(rel string) (Rule, bool) {
 // allowed reports whether from (whose row is row) may import to; all three
 // are module-relative.
 func allowed(from, to string, row Rule) bool {
+	for _, m := range row.MayNotImport {
+		if m == to || within(to, strings.TrimSuffix(m, "/...")) {
+			return false
+		}
+	}
 	switch {
 	case within(to, from):
 		return true // its own descendant
@@ -513,7 +599,11 @@ func describe(row Rule) string {
 	if len(row.MayImport) == 0 {
 		return "nothing of the module"
 	}
-	return "only " + strings.Join(row.MayImport, ", ")
+	s := "only " + strings.Join(row.MayImport, ", ")
+	if len(row.MayNotImport) > 0 {
+		s += " and never " + strings.Join(row.MayNotImport, ", ")
+	}
+	return s
 }
 
 // within reports whether p is root or below it, at a path element boundary.

@@ -46,6 +46,8 @@ func TestViolatingFixture(t *testing.T) {
 		{"main skips cli", "cmd/cua", RuleImport, "imports internal/domain"},
 		{"package missing from the table", "internal/extra", RuleUnmapped, "internal/extra"},
 		{"package without a doc comment", "internal/codegen", RulePackageDoc, "no package doc comment"},
+		{"cli reads snapshots itself", "internal/cli", RuleImport, "imports internal/perception (internal/cli/cli.go:4)"},
+		{"a function past the limit", "internal/extra", RuleFuncLength, "func Long is 129 lines (internal/extra/extra.go:5)"},
 	}
 	matches := func(v Violation, pkg, rule, detail string) bool {
 		return v.Pkg == pkg && v.Rule == rule && strings.Contains(v.Detail, detail)
@@ -171,6 +173,7 @@ func TestRules(t *testing.T) {
 		"internal/model", "internal/agent", "internal/recorder", "internal/evidence", "internal/store",
 		"internal/catalog", "internal/hitl", "internal/console", "internal/observer", "internal/codegen",
 		"internal/receipt", "internal/mockapp", "internal/cli", "internal/archtest",
+		"internal/pipeline", "internal/jobs", "internal/server", "internal/demo",
 		"cmd/cua", "schema", "bench", "e2e",
 	} {
 		if !rows[pkg] {

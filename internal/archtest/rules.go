@@ -22,9 +22,14 @@ const Everything = "..."
 // may import internal/store/sqlite/migration). That widens nothing: a
 // descendant is held to the same row plus its ancestors, and a port cannot
 // import an adapter that imports the port without an import cycle.
+//
+// MayNotImport narrows a row: its entries (same spelling as MayImport) are
+// refused even where MayImport allows them, so the composition root may
+// wire everything except the engine's internals.
 type Rule struct {
-	Pkg       string
-	MayImport []string
+	Pkg          string
+	MayImport    []string
+	MayNotImport []string
 }
 
 // Module-relative paths of the rows, so the table below reads like DESIGN.md.
@@ -50,6 +55,10 @@ const (
 	codegen    = "internal/codegen"
 	receipt    = "internal/receipt"
 	mockapp    = "internal/mockapp"
+	pipeline   = "internal/pipeline"
+	jobs       = "internal/jobs"
+	server     = "internal/server"
+	demo       = "internal/demo"
 	cli        = "internal/cli"
 	archtest   = "internal/archtest"
 	cmdCua     = "cmd/cua"
@@ -118,8 +127,19 @@ var Rules = []Rule{
 	{Pkg: receipt, MayImport: []string{domain}},
 	// Stdlib only (see [StdlibOnly]).
 	{Pkg: mockapp},
-	// The composition root: cobra commands that wire every adapter.
-	{Pkg: cli, MayImport: []string{Everything}},
+	// DESIGN.md says "agent, recorder, capability, replay, evidence". We add
+	// what those stand on (runtime and below) and the model port the agent
+	// is driven through; adapters are wired by the composition root.
+	{Pkg: pipeline, MayImport: join(runtimeAndBelow, []string{model, agent, recorder, replay})},
+	// DESIGN.md says "replay, catalog, store, hitl"; plus what replay stands on.
+	{Pkg: jobs, MayImport: join(runtimeAndBelow, []string{replay, catalog, store, receipt})},
+	{Pkg: server, MayImport: join(runtimeAndBelow, []string{jobs, catalog, store, pipeline, receipt, replay})},
+	// The demo's stages and expectations: everything but cli.
+	{Pkg: demo, MayImport: []string{Everything}, MayNotImport: []string{cli}},
+	// The composition root: cobra commands that wire every adapter, with no
+	// engine logic of their own: resolving targets and reading snapshots
+	// belong to the engine, never to a command.
+	{Pkg: cli, MayImport: []string{Everything}, MayNotImport: []string{targeting, perception, runtime}},
 	// Test-only checker; its non-test code is stdlib only. Test files are
 	// never subject to import rules, so its tests may import anything.
 	{Pkg: archtest},
