@@ -59,6 +59,9 @@ const (
 	jobs       = "internal/jobs"
 	server     = "internal/server"
 	demo       = "internal/demo"
+	launch     = "internal/launch"
+	secret     = "internal/secret"
+	report     = "internal/report"
 	cli        = "internal/cli"
 	archtest   = "internal/archtest"
 	cmdCua     = "cmd/cua"
@@ -134,6 +137,14 @@ var Rules = []Rule{
 	// DESIGN.md says "replay, catalog, store, hitl"; plus what replay stands on.
 	{Pkg: jobs, MayImport: join(runtimeAndBelow, []string{replay, catalog, store, receipt})},
 	{Pkg: server, MayImport: join(runtimeAndBelow, []string{jobs, catalog, store, pipeline, receipt, replay})},
+	// Opening a surface session for a command (a shared Chromium, a state
+	// contract session): part of the composition root, so it may wire the
+	// surface adapters, and nothing else of the engine.
+	{Pkg: launch, MayImport: []string{domain, surface + "/..."}},
+	// Secrets leaving the environment, the secrets file, the key scan.
+	{Pkg: secret, MayImport: []string{domain, capability, redact}},
+	// Text output of run records, pipeline results and file checks.
+	{Pkg: report, MayImport: []string{domain, capability, pipeline, redact}},
 	// The demo's stages and expectations: everything but cli.
 	{Pkg: demo, MayImport: []string{Everything}, MayNotImport: []string{cli}},
 	// The composition root: cobra commands that wire every adapter, with no
