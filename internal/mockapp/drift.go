@@ -266,8 +266,10 @@ func (s *Server) driftRoutes(mux *http.ServeMux) {
 	handle(mux, driftSearchPath, methods{http.MethodPost: s.handleDriftSearch})
 }
 
-// driftView is the body of every /_control/drift answer.
-type driftView struct {
+// DriftStatus is the body of every /_control/drift answer: the variant in
+// force (nil when drift is off), the decoy hits since it was set, and the
+// features and changes the control API accepts.
+type DriftStatus struct {
 	Drift         *Drift   `json:"drift"`
 	DecoyHits     int      `json:"decoy_hits"`
 	Features      []string `json:"features"`
@@ -275,10 +277,10 @@ type driftView struct {
 	BenignChanges []string `json:"benign_changes"`
 }
 
-func (s *Server) driftView() driftView {
+func (s *Server) driftStatus() DriftStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := driftView{DecoyHits: s.st.drift.hits, Features: driftFeatures, Changes: DriftChanges, BenignChanges: DriftBenignChanges}
+	v := DriftStatus{DecoyHits: s.st.drift.hits, Features: driftFeatures, Changes: DriftChanges, BenignChanges: DriftBenignChanges}
 	if p := s.st.drift.plan; p != nil {
 		d := p.Drift
 		v.Drift = &d
@@ -299,7 +301,7 @@ func (s *Server) decoyHit() {
 }
 
 func (s *Server) handleDriftState(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.driftView())
+	writeJSON(w, http.StatusOK, s.driftStatus())
 }
 
 // handleDrift answers POST /_control/drift (see the comment at the top of
@@ -354,7 +356,7 @@ func (s *Server) handleDrift(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.logger.Info("drift off")
 	}
-	writeJSON(w, http.StatusOK, s.driftView())
+	writeJSON(w, http.StatusOK, s.driftStatus())
 }
 
 // handleDriftDecoy is where decoy links lead: it counts a hit and shows a
