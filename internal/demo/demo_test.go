@@ -29,7 +29,9 @@ func TestCheckRecord(t *testing.T) {
 			r.Status, r.FailureCode, r.Message = domain.StatusNeedsHuman, domain.CodeTargetNotFound, "no Search"
 		}, want: "status NEEDS_HUMAN (TARGET_NOT_FOUND: no Search), want SUCCESS"},
 		{name: "failure code", stage: Stage{WantStatus: domain.StatusFailed, WantCode: domain.CodeInputInvalid, WantDispatches: -1},
-			rec: func(r *domain.RunRecord) { r.Status, r.FailureCode, r.Outputs = domain.StatusFailed, domain.CodeInternal, nil },
+			rec: func(r *domain.RunRecord) {
+				r.Status, r.FailureCode, r.Outputs = domain.StatusFailed, domain.CodeInternal, nil
+			},
 			want: `failure code "INTERNAL"`},
 		{name: "outcome", stage: Stage{WantStatus: domain.StatusSuccess, WantOutcome: "member_not_found", WantDispatches: -1},
 			rec: func(*domain.RunRecord) {}, want: `outcome "", want "member_not_found"`},
