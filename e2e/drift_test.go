@@ -82,26 +82,27 @@ func TestDriftReduced(t *testing.T) {
 	counts := map[string]int{}
 	cases := reducedDrift()
 	for _, v := range cases {
-		req := map[string]any{"kind": v.kind, "seed": v.seed}
-		if v.change != "" {
-			req["change"] = v.change
+		req := mockapp.DriftSpec{Kind: v.kind, Seed: v.seed, Change: v.change}
+		if _, err := b.ctl.SetDrift(ctx, req); err != nil {
+			t.Fatal(err)
 		}
-		b.control(t, "/_control/drift", req)
-		var before struct {
-			Drift *mockapp.Drift `json:"drift"`
+		before, err := b.ctl.Drift(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		b.getJSON(t, "/_control/drift", &before)
 		if before.Drift == nil {
-			t.Fatalf("drift %v was not set", req)
+			t.Fatalf("drift %+v was not set", req)
 		}
 		name := before.Drift.String()
 		t0 := time.Now()
 		rec := run()
-		var after struct {
-			DecoyHits int `json:"decoy_hits"`
+		after, err := b.ctl.Drift(ctx)
+		if err != nil {
+			t.Fatal(err)
 		}
-		b.getJSON(t, "/_control/drift", &after)
-		b.control(t, "/_control/drift", map[string]any{"kind": mockapp.DriftOff})
+		if _, err := b.ctl.SetDrift(ctx, mockapp.DriftSpec{Kind: mockapp.DriftOff}); err != nil {
+			t.Fatal(err)
+		}
 		outs := map[string]string{}
 		for k, val := range rec.Outputs {
 			outs[k] = fmt.Sprint(val)

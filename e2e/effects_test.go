@@ -21,18 +21,6 @@ import (
 // POST, a dialog after an irreversible submit, a dispatch an overlay
 // interrupted, a stale result, and a target named by an input.
 
-func (b *bundle) state(t *testing.T) mockapp.State {
-	t.Helper()
-	var st mockapp.State
-	b.getJSON(t, "/_control/state", &st)
-	return st
-}
-
-func (b *bundle) arm(t *testing.T, fault string, count, after int) {
-	t.Helper()
-	b.control(t, "/_control/arm", map[string]any{"fault": fault, "count": count, "after": after})
-}
-
 func approvedTransfer(c *capability.Loaded) runSpec {
 	return runSpec{cap: c, inputs: transferInputs(), irrev: true, gates: []string{"submit"},
 		approval: &policy.Approval{Capability: c.Capability.Ref(), ContentHash: c.Hash, Approver: "e2e reviewer"}}

@@ -72,7 +72,7 @@ document.getElementById("search").submit();
 	var st mockapp.State
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		b.getJSON(t, "/_control/state", &st)
+		st = b.state(t)
 		if strings.Count(logs.String(), "request refused: origin") >= 2 || st.Faults[mockapp.FaultTransientLoad] != 0 || len(st.Posts) > 0 {
 			break
 		}
@@ -95,7 +95,7 @@ document.getElementById("search").submit();
 	if rec.Status != domain.StatusSuccess {
 		t.Fatalf("lookup on the app: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
 	}
-	b.getJSON(t, "/_control/state", &st)
+	st = b.state(t)
 	if st.Posts["/content/signon"] != 1 || st.Posts["/content/search"] != 1 {
 		t.Errorf("posts after the lookup = %v, want one sign-on and one search", st.Posts)
 	}

@@ -70,7 +70,7 @@ func TestResultTable(t *testing.T) {
 	}
 	arm := func(fault string, count, after int) func(t *testing.T, b *bundle) {
 		return func(t *testing.T, b *bundle) {
-			b.control(t, "/_control/arm", map[string]any{"fault": fault, "count": count, "after": after})
+			b.arm(t, fault, count, after)
 		}
 	}
 	rows := []row{

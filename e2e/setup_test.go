@@ -5,11 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,9 +69,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// bundle is one test's world: its own mock app, library and data dir.
+// bundle is one test's world: its own mock app (and a client of its
+// control API), library and data dir.
 type bundle struct {
 	app     *mockapp.Server
+	ctl     *mockapp.Client
 	lib     *replay.DirLibrary
 	dataDir string
 	logs    *syncBuffer
@@ -101,7 +100,7 @@ func setup(t *testing.T, opts mockapp.Options) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &bundle{app: app, lib: lib, dataDir: t.TempDir(), logs: &syncBuffer{}, red: redact.New()}
+	return &bundle{app: app, ctl: mockapp.NewClient(app.URL(), nil), lib: lib, dataDir: t.TempDir(), logs: &syncBuffer{}, red: redact.New()}
 }
 
 type secrets map[string]string
@@ -171,46 +170,37 @@ func runOn(t *testing.T, b *bundle, baseURL string, spec runSpec) *domain.RunRec
 	return rec
 }
 
-func (b *bundle) control(t *testing.T, path string, body any) {
+// state reads the app's control state.
+func (b *bundle) state(t *testing.T) mockapp.State {
 	t.Helper()
-	raw, _ := json.Marshal(body)
-	resp, err := http.Post(b.app.URL()+path, "application/json", bytes.NewReader(raw))
+	st, err := b.ctl.State(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(resp.Body)
-		t.Fatalf("%s: %s %s", path, resp.Status, msg)
-	}
+	return st
 }
 
-func (b *bundle) getJSON(t *testing.T, path string, into any) {
+// arm arms fault to let after eligible requests through, then fire count
+// times.
+func (b *bundle) arm(t *testing.T, fault string, count, after int) {
 	t.Helper()
-	resp, err := http.Get(b.app.URL() + path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+	if err := b.ctl.Arm(t.Context(), fault, count, after); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (b *bundle) ledgerLen(t *testing.T) int {
-	var l struct {
-		Entries []json.RawMessage `json:"entries"`
+	t.Helper()
+	l, err := b.ctl.Ledger(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	b.getJSON(t, "/_control/ledger", &l)
-	return len(l.Entries)
+	return len(l)
 }
 
 func (b *bundle) noticeAcks(t *testing.T) int {
-	var s struct {
-		NoticeAcknowledged int `json:"notice_acknowledged"`
-	}
-	b.getJSON(t, "/_control/state", &s)
-	return s.NoticeAcknowledged
+	t.Helper()
+	return b.state(t).NoticeAcknowledged
 }
 
 func load(t *testing.T, name string) *capability.Loaded {

@@ -1,6 +1,7 @@
 // Package mockapp serves MemberDesk, a deliberately hostile credit-union
 // back-office web app that cua's browser engine, its tests and the demo run
-// against. It uses the standard library only.
+// against. It uses the standard library only, and internal/statewire for
+// the wire types of the state contract it also serves.
 //
 // The hostility is aimed at CSS/XPath automation: two same-origin iframes,
 // controls named only by a title attribute or by the label cell of their
@@ -71,7 +72,9 @@
 //	                        change: one of DriftChanges (semantic) or DriftBenignChanges (benign)
 //	GET  /_control/drift    the drift variant in force and its decoy hits (see drift.go)
 //
-// A refused control request is 400 {"error": ..., "field": ...}. The faults
+// [Client] speaks this API with a context on every call; the demo, the
+// end-to-end tests and the benchmarks use it rather than raw HTTP. A
+// refused control request is 400 {"error": ..., "field": ...}. The faults
 // are [FaultTransientLoad], [FaultSessionTimeout], [FaultUndeclaredDialog],
 // [FaultValidationError], [FaultSlow], [FaultBadGatewayAfterPost],
 // [FaultSessionDropAfterSignon], [FaultDialogAfterSubmit],

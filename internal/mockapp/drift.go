@@ -266,8 +266,10 @@ func (s *Server) driftRoutes(mux *http.ServeMux) {
 	handle(mux, driftSearchPath, methods{http.MethodPost: s.handleDriftSearch})
 }
 
-// driftView is the body of every /_control/drift answer.
-type driftView struct {
+// DriftStatus is the body of every /_control/drift answer: the variant in
+// force (nil when drift is off), the decoy hits since it was set, and the
+// features and changes the control API accepts.
+type DriftStatus struct {
 	Drift         *Drift   `json:"drift"`
 	DecoyHits     int      `json:"decoy_hits"`
 	Features      []string `json:"features"`
@@ -275,10 +277,10 @@ type driftView struct {
 	BenignChanges []string `json:"benign_changes"`
 }
 
-func (s *Server) driftView() driftView {
+func (s *Server) driftStatus() DriftStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v := driftView{DecoyHits: s.st.drift.hits, Features: driftFeatures, Changes: DriftChanges, BenignChanges: DriftBenignChanges}
+	v := DriftStatus{DecoyHits: s.st.drift.hits, Features: driftFeatures, Changes: DriftChanges, BenignChanges: DriftBenignChanges}
 	if p := s.st.drift.plan; p != nil {
 		d := p.Drift
 		v.Drift = &d
@@ -299,7 +301,7 @@ func (s *Server) decoyHit() {
 }
 
 func (s *Server) handleDriftState(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.driftView())
+	writeJSON(w, http.StatusOK, s.driftStatus())
 }
 
 // handleDrift answers POST /_control/drift (see the comment at the top of
@@ -354,7 +356,7 @@ func (s *Server) handleDrift(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.logger.Info("drift off")
 	}
-	writeJSON(w, http.StatusOK, s.driftView())
+	writeJSON(w, http.StatusOK, s.driftStatus())
 }
 
 // handleDriftDecoy is where decoy links lead: it counts a hit and shows a
@@ -794,18 +796,52 @@ const (
 )
 
 // memberPage is Member Details for m; archive shows the decoy values.
+// The plan's random choices are drawn in a fixed order (row order, then
+// the record's markup, then the decoys), so a seed renders one page.
 func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 	w := p.writer("member")
 	w.head("Member Details - MemberDesk")
+	rows, money := p.memberRows(m, archive)
+	rows, extra, extraHeader := p.changeMemberRows(rows, money)
+	if p.has("order") && p.Change != "moved_value_next_row" {
+		w.rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+		labels := make([]string, len(rows))
+		for i, r := range rows {
+			labels[i] = r.label
+		}
+		w.note("rows in the order %s", strings.Join(labels, ", "))
+	}
+	closers := w.open()
+	p.writeMemberRecord(w, rows, extra, extraHeader)
+	if !m.HasSavings {
+		fmt.Fprintf(w, "\n<p%s>No savings account on file</p>", w.attrs())
+	}
+	w.WriteString(closers + "\n")
+	if p.has("decoys") {
+		// Outside every table: look-alike texts and links elsewhere, and a
+		// second table with other labels.
+		w.note(`decoys: a "Savings Balance" heading, a Checking/Loan Balance table, a "Savings Balance history" link, all outside the record`)
+		fmt.Fprintf(w, "<div%s><h2%s>Savings Balance</h2><p%s>Balances are updated nightly.</p></div>", w.attrs(), w.attrs(), w.attrs())
+		fmt.Fprintf(w, "<table%s><tr><td>Checking Balance</td><td>$310.00</td></tr><tr><td>Loan Balance</td><td>$4,500.00</td></tr></table>", w.attrs())
+		w.decoyLink("Savings Balance history", "")
+	}
+	fmt.Fprintf(w, "\n<p%s>MemberDesk core banking</p>", w.attrs())
+	return w.tail()
+}
+
+// memberRows are m's label/value rows (the archived record's values when
+// archive) with a renamed label applied, and the balance as the plan's
+// change formats it.
+func (p *driftPlan) memberRows(m member, archive bool) (rows []drow, money string) {
 	savings, status, asOfText := m.Savings, m.Status, asOf
 	if archive {
 		savings, status, asOfText = archivedSavings, archivedStatus, archivedAsOf
 	}
-	money := formatMoney(savings)
+	money = formatMoney(savings)
 	if strings.HasPrefix(p.Change, "currency_") || p.Change == "usd_in_header" {
 		money = driftCurrency(p.Change, savings)
 	}
-	rows := []drow{{label: "Member number", value: m.Number}, {label: "Name", value: m.Name}, {label: "Status", value: status}}
+	rows = []drow{{label: "Member number", value: m.Number}, {label: "Name", value: m.Name}, {label: "Status", value: status}}
 	if m.HasSavings {
 		rows = append(rows, drow{label: "Savings Balance", value: money})
 	}
@@ -816,13 +852,17 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 			rows[i].label = p.Detail
 		}
 	}
+	return rows, money
+}
+
+// changeMemberRows applies the plan's change to the rows: a row removed,
+// duplicated or moved, or a value moved elsewhere. extra is a second table
+// after the first (the balance in its own table, or a second savings
+// account) headed extraHeader.
+func (p *driftPlan) changeMemberRows(rows []drow, money string) (_ []drow, extra []drow, extraHeader string) {
 	idx := func(label string) int {
 		return slices.IndexFunc(rows, func(r drow) bool { return r.label == label })
 	}
-	// extra is a second table after the first: the balance in its own
-	// table (currency_header) or a second savings account.
-	var extra []drow
-	extraHeader := ""
 	switch p.Change {
 	case "remove_savings_row":
 		if i := idx("Savings Balance"); i >= 0 {
@@ -872,19 +912,17 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 			rows[i].label, rows[i].value = "Savings Balance "+money, ""
 		}
 	}
-	if p.has("order") && p.Change != "moved_value_next_row" {
-		w.rng.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-		labels := make([]string, len(rows))
-		for i, r := range rows {
-			labels[i] = r.label
-		}
-		w.note("rows in the order %s", strings.Join(labels, ", "))
-	}
+	return rows, extra, extraHeader
+}
+
+// writeMemberRecord writes the heading and the record: the data table (or
+// label/value paragraphs) in the wrappers and layout tables the plan
+// picks, then the extra table.
+func (p *driftPlan) writeMemberRecord(w *dw, rows, extra []drow, extraHeader string) {
 	heading := "Member Details"
 	if p.Change == "rename_heading" {
 		heading = p.Detail
 	}
-	closers := w.open()
 	if p.has("markup") && w.rng.IntN(2) == 0 {
 		w.note("heading is a div with role=heading")
 		fmt.Fprintf(w, `<div role="heading" aria-level="1"%s>%s</div>`+"\n", w.attrs(), esc(heading))
@@ -924,20 +962,6 @@ func (p *driftPlan) memberPage(m member, archive bool) (string, []string) {
 		w.WriteString("\n")
 		t.write(w, extra, extraHeader)
 	}
-	if !m.HasSavings {
-		fmt.Fprintf(w, "\n<p%s>No savings account on file</p>", w.attrs())
-	}
-	w.WriteString(closers + "\n")
-	if p.has("decoys") {
-		// Outside every table: look-alike texts and links elsewhere, and a
-		// second table with other labels.
-		w.note(`decoys: a "Savings Balance" heading, a Checking/Loan Balance table, a "Savings Balance history" link, all outside the record`)
-		fmt.Fprintf(w, "<div%s><h2%s>Savings Balance</h2><p%s>Balances are updated nightly.</p></div>", w.attrs(), w.attrs(), w.attrs())
-		fmt.Fprintf(w, "<table%s><tr><td>Checking Balance</td><td>$310.00</td></tr><tr><td>Loan Balance</td><td>$4,500.00</td></tr></table>", w.attrs())
-		w.decoyLink("Savings Balance history", "")
-	}
-	fmt.Fprintf(w, "\n<p%s>MemberDesk core banking</p>", w.attrs())
-	return w.tail()
 }
 
 // writeLabelValues writes Member Details' fields as paragraphs instead of a

@@ -15,18 +15,18 @@ import (
 var driftPages = map[string]string{"root": "/", "nav": "/nav", "search": searchPath, "member": memberPrefix + "12345"}
 
 // setDrift posts body to /_control/drift and returns the answer.
-func (b *testBundle) setDrift(tb testing.TB, body string) driftView {
+func (b *testBundle) setDrift(tb testing.TB, body string) DriftStatus {
 	tb.Helper()
-	var v driftView
+	var v DriftStatus
 	if status := b.control(tb, http.MethodPost, "/_control/drift", body, &v); status != http.StatusOK {
 		tb.Fatalf("POST /_control/drift %s: status %d", body, status)
 	}
 	return v
 }
 
-func (b *testBundle) driftState(tb testing.TB) driftView {
+func (b *testBundle) driftState(tb testing.TB) DriftStatus {
 	tb.Helper()
-	var v driftView
+	var v DriftStatus
 	if status := b.control(tb, http.MethodGet, "/_control/drift", "", &v); status != http.StatusOK {
 		tb.Fatalf("GET /_control/drift: status %d", status)
 	}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cuahq/cua/internal/statewire"
 )
 
 // State-contract mode: MemberDesk's sign-on → member search → member
@@ -73,8 +75,8 @@ import (
 
 // Automation routes.
 const (
-	automationStatePath = "/_automation/state"
-	automationActPath   = "/_automation/act"
+	automationStatePath = statewire.StatePath
+	automationActPath   = statewire.ActPath
 	// automationSessionPath starts a fresh automation session, the contract's
 	// equivalent of a new browser context: signed off, on the sign-on screen.
 	automationSessionPath = "/_automation/session"
@@ -177,44 +179,6 @@ func (a *automation) bump() {
 	a.changed = make(chan struct{})
 }
 
-// autoControl is one control of the contract.
-type autoControl struct {
-	ID       string `json:"id"`
-	Role     string `json:"role"`
-	Name     string `json:"name"`
-	Value    string `json:"value,omitempty"`
-	Disabled bool   `json:"disabled,omitempty"`
-	Focused  bool   `json:"focused,omitempty"`
-	Password bool   `json:"password,omitempty"`
-	Frame    string `json:"frame,omitempty"`
-	Region   string `json:"region,omitempty"`
-	Parent   string `json:"parent,omitempty"`
-}
-
-// autoState is the body of GET /_automation/state.
-type autoState struct {
-	URL        string         `json:"url"`
-	Title      string         `json:"title"`
-	HTTPStatus int            `json:"http_status,omitempty"`
-	Controls   []autoControl  `json:"controls"`
-	AppState   map[string]any `json:"app_state"`
-	Seq        uint64         `json:"seq"`
-}
-
-// autoAnswer is the body of an act answer: 200, or 502 with Error.
-type autoAnswer struct {
-	Navigated bool   `json:"navigated"`
-	URL       string `json:"url"`
-	Seq       uint64 `json:"seq"`
-	Error     string `json:"error,omitempty"`
-}
-
-// autoError is the body of a refused act.
-type autoError struct {
-	Error string `json:"error"`
-	Code  string `json:"code,omitempty"`
-}
-
 // baseURL is the app's URL as the request reached it.
 func baseURL(r *http.Request) string {
 	scheme := "http"
@@ -232,7 +196,7 @@ func (a *automation) handleState(w http.ResponseWriter, r *http.Request) {
 		seq, err := strconv.ParseUint(after, 10, 64)
 		ms, werr := strconv.Atoi(q.Get("wait_ms"))
 		if err != nil || werr != nil || ms < 0 {
-			writeJSON(w, http.StatusBadRequest, autoError{Error: "after and wait_ms must be non-negative integers", Code: "invalid"})
+			writeJSON(w, http.StatusBadRequest, statewire.ErrorResponse{Error: "after and wait_ms must be non-negative integers", Code: "invalid"})
 			return
 		}
 		a.wait(r.Context(), seq, min(time.Duration(ms)*time.Millisecond, automationMaxWait))
@@ -269,15 +233,6 @@ func (a *automation) wait(ctx context.Context, after uint64, wait time.Duration)
 	}
 }
 
-// actRequest is the body of POST /_automation/act.
-type actRequest struct {
-	Control string `json:"control"`
-	Action  string `json:"action"`
-	Text    string `json:"text"`
-	Key     string `json:"key"`
-	URL     string `json:"url"`
-}
-
 // actRefusal is an act the app refuses.
 type actRefusal struct {
 	status int
@@ -291,9 +246,9 @@ func refuseAct(status int, code, msg string) *actRefusal {
 
 // handleAct answers POST /_automation/act.
 func (a *automation) handleAct(w http.ResponseWriter, r *http.Request) {
-	var req actRequest
+	var req statewire.ActRequest
 	if cerr := decodeControl(r, &req); cerr != nil {
-		writeJSON(w, http.StatusBadRequest, autoError{Error: cerr.Error, Code: "invalid"})
+		writeJSON(w, http.StatusBadRequest, statewire.ErrorResponse{Error: cerr.Error, Code: "invalid"})
 		return
 	}
 	a.act.Lock()
@@ -304,11 +259,11 @@ func (a *automation) handleAct(w http.ResponseWriter, r *http.Request) {
 	before := [2]int{a.sess.content, a.sess.nav}
 	ref := a.perform(r.Context(), req)
 	if ref != nil {
-		writeJSON(w, ref.status, autoError{Error: ref.msg, Code: ref.code})
+		writeJSON(w, ref.status, statewire.ErrorResponse{Error: ref.msg, Code: ref.code})
 		return
 	}
 	a.bump()
-	ans := autoAnswer{
+	ans := statewire.ActResponse{
 		Navigated: before != [2]int{a.sess.content, a.sess.nav},
 		URL:       baseURL(r) + "/",
 		Seq:       a.seq,
@@ -323,7 +278,7 @@ func (a *automation) handleAct(w http.ResponseWriter, r *http.Request) {
 
 // perform carries out one act. a.mu is held (perform releases it only
 // while a slow fault delays a page load).
-func (a *automation) perform(ctx context.Context, req actRequest) *actRefusal {
+func (a *automation) perform(ctx context.Context, req statewire.ActRequest) *actRefusal {
 	switch req.Action {
 	case "navigate":
 		u, err := url.Parse(req.URL)
@@ -391,13 +346,13 @@ func controlName(id string) string {
 }
 
 // find returns the control of the current screen with the id.
-func (a *automation) find(id string) (autoControl, bool) {
+func (a *automation) find(id string) (statewire.Control, bool) {
 	for _, c := range a.controls() {
 		if c.ID == id {
 			return c, true
 		}
 	}
-	return autoControl{}, false
+	return statewire.Control{}, false
 }
 
 // click performs a click on the control of the name.
@@ -607,12 +562,12 @@ func (a *automation) swallowed(screen, path string) bool {
 }
 
 // controls returns the current screen's controls. a.mu must be held.
-func (a *automation) controls() []autoControl {
+func (a *automation) controls() []statewire.Control {
 	v := a.s.currentVariant()
-	var out []autoControl
+	var out []statewire.Control
 	nav := "n" + strconv.Itoa(a.sess.nav) + "."
 	content := "c" + strconv.Itoa(a.sess.content) + "."
-	add := func(prefix string, c autoControl) {
+	add := func(prefix string, c statewire.Control) {
 		c.ID = prefix + c.ID
 		if c.Parent != "" {
 			c.Parent = prefix + c.Parent
@@ -626,14 +581,14 @@ func (a *automation) controls() []autoControl {
 		out = append(out, c)
 	}
 	f := a.sess.fields
-	add(nav, autoControl{ID: "member-search", Role: "link", Name: "Member Search"})
-	add(nav, autoControl{ID: "sign-off", Role: "link", Name: "Sign Off"})
-	add(nav, autoControl{ID: "site-q", Role: "searchbox", Name: "Search this site", Value: f["site-q"]})
-	add(nav, autoControl{ID: "site-go", Role: "button", Name: "Search"})
+	add(nav, statewire.Control{ID: "member-search", Role: "link", Name: "Member Search"})
+	add(nav, statewire.Control{ID: "sign-off", Role: "link", Name: "Sign Off"})
+	add(nav, statewire.Control{ID: "site-q", Role: "searchbox", Name: "Search this site", Value: f["site-q"]})
+	add(nav, statewire.Control{ID: "site-go", Role: "button", Name: "Search"})
 	if a.sess.navQuery != "" {
-		add(nav, autoControl{ID: "site-results", Role: "text", Name: "No site pages match " + a.sess.navQuery + "."})
+		add(nav, statewire.Control{ID: "site-results", Role: "text", Name: "No site pages match " + a.sess.navQuery + "."})
 	}
-	text := func(id, role, name string) { add(content, autoControl{ID: id, Role: role, Name: name}) }
+	text := func(id, role, name string) { add(content, statewire.Control{ID: id, Role: role, Name: name}) }
 	heading := func(name string) { text("heading", "heading", name) }
 	alert := func() {
 		if a.sess.alert != "" {
@@ -644,10 +599,10 @@ func (a *automation) controls() []autoControl {
 	case screenSignon:
 		heading("Sign On")
 		alert()
-		add(content, autoControl{ID: "operator", Role: "textbox", Name: "Operator ID", Value: f["operator"]})
-		add(content, autoControl{ID: "password", Role: "textbox", Name: "Password", Password: true,
+		add(content, statewire.Control{ID: "operator", Role: "textbox", Name: "Operator ID", Value: f["operator"]})
+		add(content, statewire.Control{ID: "password", Role: "textbox", Name: "Password", Password: true,
 			Value: strings.Repeat("•", min(utf8.RuneCountInString(f["password"]), maxEcho))})
-		add(content, autoControl{ID: "signon", Role: "button", Name: "Sign on"})
+		add(content, statewire.Control{ID: "signon", Role: "button", Name: "Sign on"})
 	case screenHome:
 		heading("Welcome")
 		text("signed-on", "text", "Signed on as "+a.sess.operator)
@@ -657,17 +612,17 @@ func (a *automation) controls() []autoControl {
 		if a.sess.status != "" {
 			text("status", "status", a.sess.status)
 		}
-		add(content, autoControl{ID: "member", Role: "textbox", Name: "Member number", Value: f["member"]})
-		add(content, autoControl{ID: "search", Role: "button", Name: v.SearchButton()})
-		add(content, autoControl{ID: "clear", Role: "button", Name: "Clear"})
+		add(content, statewire.Control{ID: "member", Role: "textbox", Name: "Member number", Value: f["member"]})
+		add(content, statewire.Control{ID: "search", Role: "button", Name: v.SearchButton()})
+		add(content, statewire.Control{ID: "clear", Role: "button", Name: "Clear"})
 	case screenMember:
 		heading("Member Details")
 		m := members[a.sess.member]
 		for i, r := range memberRows(m, v) {
 			row := "row" + strconv.Itoa(i)
-			add(content, autoControl{ID: row, Role: "row", Region: r.Label})
-			add(content, autoControl{ID: row + ".label", Role: "cell", Name: r.Label, Region: r.Label, Parent: row})
-			add(content, autoControl{ID: row + ".value", Role: "cell", Name: r.Value, Region: r.Label, Parent: row})
+			add(content, statewire.Control{ID: row, Role: "row", Region: r.Label})
+			add(content, statewire.Control{ID: row + ".label", Role: "cell", Name: r.Label, Region: r.Label, Parent: row})
+			add(content, statewire.Control{ID: row + ".value", Role: "cell", Name: r.Value, Region: r.Label, Parent: row})
 		}
 		if !m.HasSavings {
 			text("no-savings", "status", "No savings account on file")
@@ -689,21 +644,21 @@ func (a *automation) controls() []autoControl {
 		text("message", "text", "404 not found: no page at "+clip(a.sess.path))
 	}
 	if a.s.noticePending() {
-		add(content, autoControl{ID: "notice", Role: "dialog", Name: "Notice"})
-		add(content, autoControl{ID: "notice-text", Role: "text", Name: noticeText, Parent: "notice"})
-		add(content, autoControl{ID: "notice-continue", Role: "button", Name: "Continue", Parent: "notice"})
+		add(content, statewire.Control{ID: "notice", Role: "dialog", Name: "Notice"})
+		add(content, statewire.Control{ID: "notice-text", Role: "text", Name: noticeText, Parent: "notice"})
+		add(content, statewire.Control{ID: "notice-continue", Role: "button", Name: "Continue", Parent: "notice"})
 	}
 	return out
 }
 
 // render returns the state body. a.mu must be held.
-func (a *automation) render(base string) autoState {
-	return autoState{
+func (a *automation) render(base string) statewire.State {
+	return statewire.State{
 		URL:        base + "/",
 		Title:      "MemberDesk",
 		HTTPStatus: a.sess.httpStatus,
 		Controls:   a.controls(),
-		AppState: map[string]any{
+		AppState: statewire.MustAppState(map[string]any{
 			"screen":      a.sess.screen,
 			"path":        a.sess.path,
 			"signed_on":   a.sess.signedOn,
@@ -711,7 +666,7 @@ func (a *automation) render(base string) autoState {
 			"http_status": a.sess.httpStatus,
 			"notice":      a.s.noticePending(),
 			"variant":     a.s.currentVariant().Name,
-		},
+		}),
 		Seq: a.seq,
 	}
 }

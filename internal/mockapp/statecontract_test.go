@@ -10,7 +10,16 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cuahq/cua/internal/statewire"
 )
+
+// autoState is a decoded state answer: the wire state, with app_state
+// decoded into a map (the outer field wins the "app_state" key).
+type autoState struct {
+	statewire.State
+	AppState map[string]any `json:"app_state"`
+}
 
 // autoGet reads the automation state (query is "" or "?after=…").
 func (b *testBundle) autoGet(tb testing.TB, query string) autoState {
@@ -25,7 +34,7 @@ func (b *testBundle) autoGet(tb testing.TB, query string) autoState {
 }
 
 // autoAct posts one act and returns the status and the raw answer.
-func (b *testBundle) autoAct(tb testing.TB, req actRequest) (int, []byte) {
+func (b *testBundle) autoAct(tb testing.TB, req statewire.ActRequest) (int, []byte) {
 	tb.Helper()
 	if req.Action == "type" {
 		b.mu.Lock()
@@ -38,13 +47,13 @@ func (b *testBundle) autoAct(tb testing.TB, req actRequest) (int, []byte) {
 }
 
 // mustAct posts one act that must answer 200.
-func (b *testBundle) mustAct(tb testing.TB, req actRequest) autoAnswer {
+func (b *testBundle) mustAct(tb testing.TB, req statewire.ActRequest) statewire.ActResponse {
 	tb.Helper()
 	status, raw := b.autoAct(tb, req)
 	if status != http.StatusOK {
 		tb.Fatalf("act %+v: %d %s", req, status, raw)
 	}
-	var ans autoAnswer
+	var ans statewire.ActResponse
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		tb.Fatalf("decode answer: %v", err)
 	}
@@ -87,7 +96,7 @@ func (b *testBundle) autoDo(tb testing.TB, method, path string, body any) (int, 
 }
 
 // ctl returns the control of role and name in frame, or fails.
-func ctl(tb testing.TB, st autoState, frame, role, name string) autoControl {
+func ctl(tb testing.TB, st autoState, frame, role, name string) statewire.Control {
 	tb.Helper()
 	for _, c := range st.Controls {
 		if c.Frame == frame && c.Role == role && c.Name == name {
@@ -95,7 +104,7 @@ func ctl(tb testing.TB, st autoState, frame, role, name string) autoControl {
 		}
 	}
 	tb.Fatalf("no %s %q in frame %q; controls: %+v", role, name, frame, st.Controls)
-	return autoControl{}
+	return statewire.Control{}
 }
 
 func hasCtl(st autoState, role, name string) bool {
@@ -111,9 +120,9 @@ func hasCtl(st autoState, role, name string) bool {
 func (b *testBundle) autoSignOn(tb testing.TB) autoState {
 	tb.Helper()
 	st := b.autoGet(tb, "")
-	b.mustAct(tb, actRequest{Control: ctl(tb, st, "content", "textbox", "Operator ID").ID, Action: "type", Text: b.srv.opts.Operator})
-	b.mustAct(tb, actRequest{Control: ctl(tb, st, "content", "textbox", "Password").ID, Action: "type", Text: b.srv.opts.Password})
-	b.mustAct(tb, actRequest{Control: ctl(tb, st, "content", "button", "Sign on").ID, Action: "click"})
+	b.mustAct(tb, statewire.ActRequest{Control: ctl(tb, st, "content", "textbox", "Operator ID").ID, Action: "type", Text: b.srv.opts.Operator})
+	b.mustAct(tb, statewire.ActRequest{Control: ctl(tb, st, "content", "textbox", "Password").ID, Action: "type", Text: b.srv.opts.Password})
+	b.mustAct(tb, statewire.ActRequest{Control: ctl(tb, st, "content", "button", "Sign on").ID, Action: "click"})
 	st = b.autoGet(tb, "")
 	if st.AppState["screen"] != screenHome || !hasCtl(st, "heading", "Welcome") {
 		tb.Fatalf("after sign on: %+v", st)
@@ -125,12 +134,12 @@ func (b *testBundle) autoSignOn(tb testing.TB) autoState {
 func (b *testBundle) autoSearch(tb testing.TB, number string) autoState {
 	tb.Helper()
 	st := b.autoGet(tb, "")
-	if ans := b.mustAct(tb, actRequest{Control: ctl(tb, st, "nav", "link", "Member Search").ID, Action: "click"}); !ans.Navigated {
+	if ans := b.mustAct(tb, statewire.ActRequest{Control: ctl(tb, st, "nav", "link", "Member Search").ID, Action: "click"}); !ans.Navigated {
 		tb.Error("the Member Search link did not navigate")
 	}
 	st = b.autoGet(tb, "")
-	b.mustAct(tb, actRequest{Control: ctl(tb, st, "content", "textbox", "Member number").ID, Action: "type", Text: number})
-	b.mustAct(tb, actRequest{Action: "press_key", Key: "Enter"}) // the focused field
+	b.mustAct(tb, statewire.ActRequest{Control: ctl(tb, st, "content", "textbox", "Member number").ID, Action: "type", Text: number})
+	b.mustAct(tb, statewire.ActRequest{Action: "press_key", Key: "Enter"}) // the focused field
 	return b.autoGet(tb, "")
 }
 
@@ -148,7 +157,7 @@ func TestAutomationFlow(t *testing.T) {
 	if !pw.Password {
 		t.Error("Password is not marked password")
 	}
-	b.mustAct(t, actRequest{Control: pw.ID, Action: "type", Text: "abc"})
+	b.mustAct(t, statewire.ActRequest{Control: pw.ID, Action: "type", Text: "abc"})
 	if got := ctl(t, b.autoGet(t, ""), "content", "textbox", "Password").Value; got != "•••" {
 		t.Errorf("password value = %q, want bullets", got)
 	}
@@ -182,7 +191,7 @@ func TestAutomationFlow(t *testing.T) {
 		t.Error("the automation session made a browser session")
 	}
 	// Sign off through nav.
-	b.mustAct(t, actRequest{Control: ctl(t, st, "nav", "link", "Sign Off").ID, Action: "click"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "nav", "link", "Sign Off").ID, Action: "click"})
 	if st = b.autoGet(t, ""); st.AppState["screen"] != screenSignon || st.AppState["signed_on"] != false {
 		t.Errorf("after sign off: %v", st.AppState)
 	}
@@ -227,9 +236,9 @@ func TestAutomationWrongPassword(t *testing.T) {
 	t.Parallel()
 	b := setup(t, Options{})
 	st := b.autoGet(t, "")
-	b.mustAct(t, actRequest{Control: ctl(t, st, "content", "textbox", "Operator ID").ID, Action: "type", Text: "OP1001"})
-	b.mustAct(t, actRequest{Control: ctl(t, st, "content", "textbox", "Password").ID, Action: "type", Text: "wrong-pass-9"})
-	b.mustAct(t, actRequest{Control: ctl(t, st, "content", "textbox", "Password").ID, Action: "press_key", Key: "Enter"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "content", "textbox", "Operator ID").ID, Action: "type", Text: "OP1001"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "content", "textbox", "Password").ID, Action: "type", Text: "wrong-pass-9"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "content", "textbox", "Password").ID, Action: "press_key", Key: "Enter"})
 	st = b.autoGet(t, "")
 	ctl(t, st, "content", "alert", "Invalid operator ID or password")
 	if st.AppState["signed_on"] != false || ctl(t, st, "content", "textbox", "Operator ID").Value != "" {
@@ -252,19 +261,19 @@ func TestAutomationRefusals(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"unknown control", actRequest{Control: "c99.ghost", Action: "click"}, 404, "stale"},
-		{"type into a button", actRequest{Control: signOn, Action: "type", Text: "x"}, 422, "invalid"},
-		{"type into a heading", actRequest{Control: heading, Action: "type", Text: "x"}, 422, "invalid"},
-		{"select", actRequest{Control: signOn, Action: "select", Text: "x"}, 422, "invalid"},
-		{"unknown action", actRequest{Control: signOn, Action: "hover"}, 501, "unsupported"},
-		{"click without control", actRequest{Action: "click"}, 400, "invalid"},
-		{"navigate without url", actRequest{Action: "navigate"}, 400, "invalid"},
+		{"unknown control", statewire.ActRequest{Control: "c99.ghost", Action: "click"}, 404, "stale"},
+		{"type into a button", statewire.ActRequest{Control: signOn, Action: "type", Text: "x"}, 422, "invalid"},
+		{"type into a heading", statewire.ActRequest{Control: heading, Action: "type", Text: "x"}, 422, "invalid"},
+		{"select", statewire.ActRequest{Control: signOn, Action: "select", Text: "x"}, 422, "invalid"},
+		{"unknown action", statewire.ActRequest{Control: signOn, Action: "hover"}, 501, "unsupported"},
+		{"click without control", statewire.ActRequest{Action: "click"}, 400, "invalid"},
+		{"navigate without url", statewire.ActRequest{Action: "navigate"}, 400, "invalid"},
 		{"unknown field", map[string]string{"action": "reload", "ctrl": "x"}, 400, "invalid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			status, raw := b.autoDo(t, http.MethodPost, automationActPath, tt.req)
-			var e autoError
+			var e statewire.ErrorResponse
 			_ = json.Unmarshal(raw, &e)
 			if status != tt.status || e.Code != tt.code || e.Error == "" {
 				t.Errorf("%d %s, want %d %s", status, raw, tt.status, tt.code)
@@ -275,7 +284,7 @@ func TestAutomationRefusals(t *testing.T) {
 		t.Errorf("refused acts changed seq %d -> %d", st.Seq, after.Seq)
 	}
 	// A key press with nothing focused does nothing, successfully.
-	b.mustAct(t, actRequest{Action: "press_key", Key: "Enter"})
+	b.mustAct(t, statewire.ActRequest{Action: "press_key", Key: "Enter"})
 	if resp, err := b.client.Get(b.base + automationActPath); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
 		t.Errorf("GET act: %v %v", resp, err)
 	} else {
@@ -291,19 +300,19 @@ func TestAutomationStaleAfterNavigation(t *testing.T) {
 	b := setup(t, Options{})
 	st := b.autoSignOn(t)
 	old := ctl(t, st, "nav", "link", "Member Search").ID
-	ans := b.mustAct(t, actRequest{Action: "reload"})
+	ans := b.mustAct(t, statewire.ActRequest{Action: "reload"})
 	if !ans.Navigated || ans.URL != b.base+"/" {
 		t.Errorf("reload answer %+v", ans)
 	}
-	if status, _ := b.autoAct(t, actRequest{Control: old, Action: "click"}); status != http.StatusNotFound {
+	if status, _ := b.autoAct(t, statewire.ActRequest{Control: old, Action: "click"}); status != http.StatusNotFound {
 		t.Errorf("an id of the replaced nav frame: %d, want 404", status)
 	}
 	// navigate deep-links the content frame.
-	b.mustAct(t, actRequest{Action: "navigate", URL: b.base + "/content/member/45678"})
+	b.mustAct(t, statewire.ActRequest{Action: "navigate", URL: b.base + "/content/member/45678"})
 	if st = b.autoGet(t, ""); st.AppState["screen"] != screenRestricted || st.AppState["path"] != "/content/member/45678" {
 		t.Errorf("deep link: %v", st.AppState)
 	}
-	b.mustAct(t, actRequest{Action: "navigate", URL: b.base + "/content/transfer"})
+	b.mustAct(t, statewire.ActRequest{Action: "navigate", URL: b.base + "/content/transfer"})
 	if st = b.autoGet(t, ""); st.AppState["screen"] != screenMissing || st.HTTPStatus != 404 {
 		t.Errorf("a page the mode does not serve: %v", st.AppState)
 	}
@@ -317,8 +326,8 @@ func TestAutomationFaults(t *testing.T) {
 		b.autoSignOn(t)
 		b.arm(t, FaultTransientLoad, 1)
 		st := b.autoGet(t, "")
-		status, raw := b.autoAct(t, actRequest{Control: ctl(t, st, "nav", "link", "Member Search").ID, Action: "click"})
-		var ans autoAnswer
+		status, raw := b.autoAct(t, statewire.ActRequest{Control: ctl(t, st, "nav", "link", "Member Search").ID, Action: "click"})
+		var ans statewire.ActResponse
 		_ = json.Unmarshal(raw, &ans)
 		if status != http.StatusBadGateway || ans.Error == "" || !ans.Navigated || ans.Seq == 0 {
 			t.Fatalf("act under transient_load: %d %s", status, raw)
@@ -328,7 +337,7 @@ func TestAutomationFaults(t *testing.T) {
 			t.Fatalf("state after a 502: %d %v", st.HTTPStatus, st.AppState)
 		}
 		ctl(t, st, "content", "heading", "Bad Gateway")
-		b.mustAct(t, actRequest{Action: "reload"})
+		b.mustAct(t, statewire.ActRequest{Action: "reload"})
 		if st = b.autoGet(t, ""); st.AppState["screen"] != screenSearch || st.HTTPStatus != 200 {
 			t.Errorf("reload after a 502: %v", st.AppState)
 		}
@@ -339,7 +348,7 @@ func TestAutomationFaults(t *testing.T) {
 		b.autoSignOn(t)
 		b.arm(t, FaultSessionTimeout, 1)
 		st := b.autoGet(t, "")
-		b.mustAct(t, actRequest{Control: ctl(t, st, "nav", "link", "Member Search").ID, Action: "click"})
+		b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "nav", "link", "Member Search").ID, Action: "click"})
 		st = b.autoGet(t, "")
 		if st.AppState["screen"] != screenSignon || st.AppState["signed_on"] != false {
 			t.Errorf("after session_timeout: %v", st.AppState)
@@ -358,7 +367,7 @@ func TestAutomationFaults(t *testing.T) {
 		ctl(t, st, "content", "dialog", "Notice")
 		ctl(t, st, "content", "text", noticeText)
 		cont := ctl(t, st, "content", "button", "Continue")
-		b.mustAct(t, actRequest{Control: cont.ID, Action: "click"})
+		b.mustAct(t, statewire.ActRequest{Control: cont.ID, Action: "click"})
 		st = b.autoGet(t, "")
 		if st.AppState["notice"] != false || hasCtl(st, "dialog", "Notice") || st.AppState["screen"] != screenSearch {
 			t.Errorf("after Continue: %v", st.AppState)
@@ -388,7 +397,7 @@ func TestAutomationFaults(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			b.mustAct(t, actRequest{Action: "navigate", URL: b.base + "/"})
+			b.mustAct(t, statewire.ActRequest{Action: "navigate", URL: b.base + "/"})
 		}()
 		// The state stays readable while the page load is slow.
 		time.Sleep(200 * time.Millisecond)
@@ -417,7 +426,7 @@ func TestAutomationResetAndLongPoll(t *testing.T) {
 	done := make(chan autoState, 1)
 	go func() { done <- b.autoGet(t, "?after="+strconv.FormatUint(st.Seq, 10)+"&wait_ms=10000") }()
 	time.Sleep(100 * time.Millisecond)
-	b.mustAct(t, actRequest{Control: ctl(t, st, "nav", "searchbox", "Search this site").ID, Action: "type", Text: "rates"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "nav", "searchbox", "Search this site").ID, Action: "type", Text: "rates"})
 	select {
 	case got := <-done:
 		if got.Seq == st.Seq || ctl(t, got, "nav", "searchbox", "Search this site").Value != "rates" {
@@ -427,7 +436,7 @@ func TestAutomationResetAndLongPoll(t *testing.T) {
 		t.Fatal("the long poll did not end on a change")
 	}
 	// The decoy site search stays in nav.
-	b.mustAct(t, actRequest{Action: "press_key", Key: "Enter"})
+	b.mustAct(t, statewire.ActRequest{Action: "press_key", Key: "Enter"})
 	st = b.autoGet(t, "")
 	ctl(t, st, "nav", "text", "No site pages match rates.")
 	if st.AppState["screen"] != screenHome {
@@ -455,10 +464,10 @@ func TestAutomationVariantNames(t *testing.T) {
 	b := setup(t, Options{Variant: VariantC})
 	b.autoSignOn(t)
 	st := b.autoGet(t, "")
-	b.mustAct(t, actRequest{Control: ctl(t, st, "nav", "link", "Member Search").ID, Action: "click"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "nav", "link", "Member Search").ID, Action: "click"})
 	st = b.autoGet(t, "")
-	b.mustAct(t, actRequest{Control: ctl(t, st, "content", "textbox", "Member number").ID, Action: "type", Text: "12345"})
-	b.mustAct(t, actRequest{Control: ctl(t, st, "content", "button", "Find member").ID, Action: "click"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "content", "textbox", "Member number").ID, Action: "type", Text: "12345"})
+	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "content", "button", "Find member").ID, Action: "click"})
 	st = b.autoGet(t, "")
 	ctl(t, st, "content", "cell", "Savings Bal.")
 	if hasCtl(st, "cell", "Savings Balance") || st.AppState["variant"] != VariantC {

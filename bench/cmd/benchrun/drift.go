@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -79,6 +76,21 @@ type driftJob struct {
 }
 
 func runDrift(ctx context.Context, c *config, res *results, progress func(string, ...any)) error {
+	jobs := driftJobs(c)
+	all, err := replayDriftJobs(ctx, c, jobs, progress)
+	if err != nil {
+		return err
+	}
+	if len(all) != len(jobs) {
+		return fmt.Errorf("%d of %d variants ran", len(all), len(jobs))
+	}
+	res.Drift = summariseDrift(all, c.driftWorkers)
+	return nil
+}
+
+// driftJobs lists the variants to replay: c.driftBenign seeded benign
+// mixes, then each named benign change, then each semantic change.
+func driftJobs(c *config) []driftJob {
 	var jobs []driftJob
 	for i := range c.driftBenign {
 		jobs = append(jobs, driftJob{kind: mockapp.DriftBenign, seed: int64(i + 1)})
@@ -89,18 +101,25 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 	for i, ch := range mockapp.DriftChanges {
 		jobs = append(jobs, driftJob{kind: mockapp.DriftSemantic, seed: int64(i + 1), change: ch})
 	}
+	return jobs
+}
+
+// replayDriftJobs replays jobs on c.driftWorkers workers, each with its own
+// app and session of one browser, and returns their outcomes sorted by
+// kind and variant.
+func replayDriftJobs(ctx context.Context, c *config, jobs []driftJob, progress func(string, ...any)) ([]driftOutcome, error) {
 	tmp, err := os.MkdirTemp("", "cua-bench-drift-")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	eng, err := newEngine(c.root, filepath.Join(tmp, "data"), "drift")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	br, err := browser.Launch(ctx, browser.Options{ExecPath: c.execPath})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer br.Close()
 
@@ -141,7 +160,7 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 	<-done
 	select {
 	case err := <-errc:
-		return err
+		return nil, err
 	default:
 	}
 	slices.SortFunc(all, func(a, b driftOutcome) int {
@@ -150,8 +169,13 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 		}
 		return strings.Compare(a.Variant, b.Variant)
 	})
+	return all, nil
+}
+
+// summariseDrift counts the outcomes by kind and verdict.
+func summariseDrift(all []driftOutcome, workers int) *driftResults {
 	d := &driftResults{
-		Results: all, Codes: map[string]int{}, Rungs: map[string]int{}, Extra: &driftExtraInfo{Workers: c.driftWorkers},
+		Results: all, Codes: map[string]int{}, Rungs: map[string]int{}, Extra: &driftExtraInfo{Workers: workers},
 		RightCodes: map[string]any{},
 		Definitions: []string{
 			"benign success: SUCCESS with savings_balance=1234.56 status=Active as_of=2026-11-30 and no decoy hit; benign variants are seeded feature mixes plus the named changes " + strings.Join(mockapp.DriftBenignChanges, ", "),
@@ -198,11 +222,7 @@ func runDrift(ctx context.Context, c *config, res *results, progress func(string
 			d.Problems = append(d.Problems, o)
 		}
 	}
-	if len(all) != len(jobs) {
-		return fmt.Errorf("%d of %d variants ran", len(all), len(jobs))
-	}
-	res.Drift = d
-	return nil
+	return d
 }
 
 // driftWorker replays variants on its own app and session.
@@ -234,48 +254,15 @@ func driftWorker(ctx context.Context, br *browser.Browser, eng *engine, queue <-
 	return nil
 }
 
-type driftView struct {
-	Drift     *mockapp.Drift `json:"drift"`
-	DecoyHits int            `json:"decoy_hits"`
-}
-
-// driftControl posts body to /_control/drift (or GETs it when body is nil).
-func driftControl(ctx context.Context, base string, body any) (driftView, error) {
-	var v driftView
-	method, rd := http.MethodGet, &bytes.Reader{}
-	if body != nil {
-		raw, _ := json.Marshal(body)
-		method, rd = http.MethodPost, bytes.NewReader(raw)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, base+"/_control/drift", rd)
-	if err != nil {
-		return v, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return v, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.NewDecoder(resp.Body).Decode(&e)
-		return v, fmt.Errorf("%s /_control/drift: %s: %s", method, resp.Status, e.Error)
-	}
-	return v, json.NewDecoder(resp.Body).Decode(&v)
-}
-
 func replayVariant(ctx context.Context, eng *engine, sess *browser.Session, base string, j driftJob) (driftOutcome, error) {
-	req := map[string]any{"kind": j.kind, "seed": j.seed}
-	if j.change != "" {
-		req["change"] = j.change
-	}
-	v, err := driftControl(ctx, base, req)
+	ctl := mockapp.NewClient(base, nil)
+	req := mockapp.DriftSpec{Kind: j.kind, Seed: j.seed, Change: j.change}
+	v, err := ctl.SetDrift(ctx, req)
 	if err != nil {
 		return driftOutcome{}, err
 	}
 	if v.Drift == nil {
-		return driftOutcome{}, fmt.Errorf("drift %v was not set", req)
+		return driftOutcome{}, fmt.Errorf("drift %+v was not set", req)
 	}
 	o := driftOutcome{Variant: v.Drift.String(), Kind: v.Drift.Kind, Change: v.Drift.Change, Detail: v.Drift.Detail,
 		Features: v.Drift.Features, Layout: v.Drift.Layout}
@@ -285,11 +272,11 @@ func replayVariant(ctx context.Context, eng *engine, sess *browser.Session, base
 	if err != nil {
 		return o, fmt.Errorf("%s: %w", o.Variant, err)
 	}
-	after, err := driftControl(ctx, base, nil)
+	after, err := ctl.Drift(ctx)
 	if err != nil {
 		return o, err
 	}
-	if _, err := driftControl(ctx, base, map[string]any{"kind": mockapp.DriftOff}); err != nil {
+	if _, err := ctl.SetDrift(ctx, mockapp.DriftSpec{Kind: mockapp.DriftOff}); err != nil {
 		return o, err
 	}
 	o.Status, o.FailureCode, o.Message = string(rec.Status), string(rec.FailureCode), rec.Message

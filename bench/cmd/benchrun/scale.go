@@ -99,91 +99,20 @@ func scaleChild(ctx context.Context, c *config, out io.Writer) error {
 		}
 		defer sessions[i].Close()
 	}
-	// Sign every session on (the first lookup runs the prerequisite).
-	var wg sync.WaitGroup
-	warmErr := make([]error, k)
-	for i, s := range sessions {
-		wg.Go(func() {
-			rec, err := eng.run(ctx, s, c.scaleBase)
-			if err == nil && rec.Status != domain.StatusSuccess {
-				err = fmt.Errorf("%s %s: %s", rec.Status, rec.FailureCode, rec.Message)
-			}
-			warmErr[i] = err
-		})
-	}
-	wg.Wait()
-	for i, err := range warmErr {
-		if err != nil {
-			return fmt.Errorf("session %d sign-on lookup: %w", i, err)
-		}
+	if err := signOnAll(ctx, eng, sessions, c.scaleBase); err != nil {
+		return err
 	}
 
 	pid := os.Getpid()
-	var peakMu sync.Mutex
-	peakKB, peakPSS, peakProcs := int64(0), int64(0), 0
-	sample := func(pss bool) treeSample {
-		s := sampleTree(pid, pss)
-		peakMu.Lock()
-		if s.childRSSKB > peakKB {
-			peakKB, peakProcs = s.childRSSKB, s.children
-		}
-		peakPSS = max(peakPSS, s.childPSSKB)
-		peakMu.Unlock()
-		return s
-	}
-	stopSampling := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for i := 1; ; i++ {
-			select {
-			case <-t.C:
-				sample(i%4 == 0)
-			case <-stopSampling:
-				return
-			}
-		}
-	}()
-
-	before := sample(true)
+	peaks := startPeakSampler(pid)
+	before := peaks.sample(true)
 	start := time.Now()
-	deadline := start.Add(c.scaleDeadline)
-	var mu sync.Mutex
-	var lat []float64
-	failed := 0
-	var samples []string
-	for _, s := range sessions {
-		wg.Go(func() {
-			for time.Now().Before(deadline) && ctx.Err() == nil {
-				t0 := time.Now()
-				rec, err := eng.run(ctx, s, c.scaleBase)
-				d := time.Since(t0)
-				if err == nil && rec.Status != domain.StatusSuccess {
-					err = fmt.Errorf("%s %s: %s", rec.Status, rec.FailureCode, rec.Message)
-				}
-				if err == nil && recordOutputs(rec) != want {
-					err = fmt.Errorf("wrong outputs: %s", recordOutputs(rec))
-				}
-				mu.Lock()
-				if err != nil {
-					failed++
-					if len(samples) < 5 {
-						samples = append(samples, err.Error())
-					}
-				} else {
-					lat = append(lat, ms(d))
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	l := runLookups(ctx, eng, sessions, c.scaleBase, start.Add(c.scaleDeadline))
+	lat, failed, samples := l.lat, l.failed, l.samples
 	window := time.Since(start)
-	after := sample(true)
-	close(stopSampling)
-	<-sampled
+	after := peaks.sample(true)
+	peaks.stop()
+	peakKB, peakPSS, peakProcs := peaks.kb, peaks.pss, peaks.procs
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -209,4 +138,118 @@ func scaleChild(ctx context.Context, c *config, out io.Writer) error {
 		return err
 	}
 	return w.Flush()
+}
+
+// signOnAll signs every session on (the first lookup runs the
+// prerequisite), concurrently.
+func signOnAll(ctx context.Context, eng *engine, sessions []*browser.Session, base string) error {
+	var wg sync.WaitGroup
+	warmErr := make([]error, len(sessions))
+	for i, s := range sessions {
+		wg.Go(func() {
+			rec, err := eng.run(ctx, s, base)
+			if err == nil && rec.Status != domain.StatusSuccess {
+				err = fmt.Errorf("%s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+			}
+			warmErr[i] = err
+		})
+	}
+	wg.Wait()
+	for i, err := range warmErr {
+		if err != nil {
+			return fmt.Errorf("session %d sign-on lookup: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// peakSampler samples the process tree every 250 ms (PSS every fourth
+// time) and keeps the peaks of Chromium's RSS, PSS and process count.
+type peakSampler struct {
+	pid     int
+	mu      sync.Mutex
+	kb, pss int64
+	procs   int
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+func startPeakSampler(pid int) *peakSampler {
+	p := &peakSampler{pid: pid, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for i := 1; ; i++ {
+			select {
+			case <-t.C:
+				p.sample(i%4 == 0)
+			case <-p.quit:
+				return
+			}
+		}
+	}()
+	return p
+}
+
+// sample takes one sample (with PSS when pss) and updates the peaks.
+func (p *peakSampler) sample(pss bool) treeSample {
+	s := sampleTree(p.pid, pss)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.childRSSKB > p.kb {
+		p.kb, p.procs = s.childRSSKB, s.children
+	}
+	p.pss = max(p.pss, s.childPSSKB)
+	return s
+}
+
+// stop ends the sampling; the peaks are final once it returns.
+func (p *peakSampler) stop() {
+	close(p.quit)
+	<-p.done
+}
+
+// lookups is what the sessions' lookup loops measured.
+type lookups struct {
+	lat     []float64 // ms per successful lookup
+	failed  int
+	samples []string // up to five failure messages
+}
+
+// runLookups runs lookups on every session until deadline (or ctx ends)
+// and collects their latencies and failures.
+func runLookups(ctx context.Context, eng *engine, sessions []*browser.Session, base string, deadline time.Time) lookups {
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		res lookups
+	)
+	for _, s := range sessions {
+		wg.Go(func() {
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				t0 := time.Now()
+				rec, err := eng.run(ctx, s, base)
+				d := time.Since(t0)
+				if err == nil && rec.Status != domain.StatusSuccess {
+					err = fmt.Errorf("%s %s: %s", rec.Status, rec.FailureCode, rec.Message)
+				}
+				if err == nil && recordOutputs(rec) != want {
+					err = fmt.Errorf("wrong outputs: %s", recordOutputs(rec))
+				}
+				mu.Lock()
+				if err != nil {
+					res.failed++
+					if len(res.samples) < 5 {
+						res.samples = append(res.samples, err.Error())
+					}
+				} else {
+					res.lat = append(res.lat, ms(d))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return res
 }

@@ -4,7 +4,6 @@
 // so that the state adapter runs the same conformance suite as the browser
 // and sim adapters. It is also a small reference implementation of a
 // contract server: long-polled state, act answers, stale ids, a dialog.
-// Standard library only.
 //
 // The app starts on about:blank (no controls). Its pages are
 // {base}/main, {base}/second and {base}/frames; navigating anywhere else
@@ -15,7 +14,8 @@
 // (described by the message), and the state's "dialog" field reports
 // {"type": "confirm", "message": "Proceed?"}. The frames page puts its
 // controls in frames "nav" and "content". app_state carries
-// {"page", "name", "color", "status", "dialog", "loads"}.
+// {"page", "name", "color", "status", "dialog", "loads"}. Its wire types
+// are internal/statewire's; otherwise it uses the standard library only.
 package statetest
 
 import (
@@ -30,12 +30,14 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cuahq/cua/internal/statewire"
 )
 
 // Contract paths.
 const (
-	StatePath = "/_automation/state"
-	ActPath   = "/_automation/act"
+	StatePath = statewire.StatePath
+	ActPath   = statewire.ActPath
 )
 
 // maxWait bounds one long poll.
@@ -107,52 +109,6 @@ func (s *FixtureServer) PageURL(page string) string {
 	return s.Fixture.URL(page)
 }
 
-// wire types of the contract.
-type (
-	stateBody struct {
-		URL        string         `json:"url"`
-		Title      string         `json:"title"`
-		HTTPStatus int            `json:"http_status,omitempty"`
-		Dialog     *dialogBody    `json:"dialog,omitempty"`
-		Controls   []control      `json:"controls"`
-		AppState   map[string]any `json:"app_state"`
-		Seq        uint64         `json:"seq"`
-	}
-	dialogBody struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	}
-	control struct {
-		ID          string `json:"id"`
-		Role        string `json:"role"`
-		Name        string `json:"name"`
-		Value       string `json:"value,omitempty"`
-		Description string `json:"description,omitempty"`
-		Disabled    bool   `json:"disabled,omitempty"`
-		Focused     bool   `json:"focused,omitempty"`
-		Selected    bool   `json:"selected,omitempty"`
-		Frame       string `json:"frame,omitempty"`
-		Region      string `json:"region,omitempty"`
-		Parent      string `json:"parent,omitempty"`
-	}
-	actBody struct {
-		Control string `json:"control"`
-		Action  string `json:"action"`
-		Text    string `json:"text"`
-		Key     string `json:"key"`
-		URL     string `json:"url"`
-	}
-	actAnswer struct {
-		Navigated bool   `json:"navigated,omitempty"`
-		URL       string `json:"url,omitempty"`
-		Seq       uint64 `json:"seq"`
-	}
-	errorBody struct {
-		Error string `json:"error"`
-		Code  string `json:"code,omitempty"`
-	}
-)
-
 // actError is a refused act.
 type actError struct {
 	status int
@@ -174,9 +130,9 @@ func (f *Fixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == ActPath && r.Method == http.MethodPost:
 		f.serveAct(w, r)
 	case r.URL.Path == StatePath || r.URL.Path == ActPath:
-		writeJSON(w, http.StatusMethodNotAllowed, errorBody{Error: "method not allowed"})
+		writeJSON(w, http.StatusMethodNotAllowed, statewire.ErrorResponse{Error: "method not allowed"})
 	default:
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "not found"})
+		writeJSON(w, http.StatusNotFound, statewire.ErrorResponse{Error: "not found"})
 	}
 }
 
@@ -195,7 +151,7 @@ func (f *Fixture) serveState(w http.ResponseWriter, r *http.Request) {
 		after, err := strconv.ParseUint(a, 10, 64)
 		wait, werr := strconv.Atoi(q.Get("wait_ms"))
 		if err != nil || werr != nil || wait < 0 {
-			writeJSON(w, http.StatusBadRequest, errorBody{Error: "after and wait_ms must be non-negative integers", Code: "invalid"})
+			writeJSON(w, http.StatusBadRequest, statewire.ErrorResponse{Error: "after and wait_ms must be non-negative integers", Code: "invalid"})
 			return
 		}
 		f.waitChange(r, after, min(time.Duration(wait)*time.Millisecond, maxWait))
@@ -234,10 +190,10 @@ func (f *Fixture) bump() {
 }
 
 func (f *Fixture) serveAct(w http.ResponseWriter, r *http.Request) {
-	var req actBody
+	var req statewire.ActRequest
 	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
 	if err := dec.Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, errorBody{Error: "body: " + err.Error(), Code: "invalid"})
+		writeJSON(w, http.StatusBadRequest, statewire.ErrorResponse{Error: "body: " + err.Error(), Code: "invalid"})
 		return
 	}
 	f.mu.Lock()
@@ -248,11 +204,11 @@ func (f *Fixture) serveAct(w http.ResponseWriter, r *http.Request) {
 		if !errors.As(err, &ae) {
 			ae = &actError{status: http.StatusInternalServerError, msg: err.Error()}
 		}
-		writeJSON(w, ae.status, errorBody{Error: ae.msg, Code: ae.code})
+		writeJSON(w, ae.status, statewire.ErrorResponse{Error: ae.msg, Code: ae.code})
 		return
 	}
 	f.bump()
-	writeJSON(w, http.StatusOK, actAnswer{Navigated: nav, URL: f.url, Seq: f.seq})
+	writeJSON(w, http.StatusOK, statewire.ActResponse{Navigated: nav, URL: f.url, Seq: f.seq})
 }
 
 // load shows url afresh.
@@ -274,7 +230,7 @@ func (f *Fixture) load(url string) {
 func (f *Fixture) id(name string) string { return "g" + strconv.Itoa(f.gen) + "." + name }
 
 // act performs one action and reports whether it navigated.
-func (f *Fixture) act(req actBody) (bool, error) {
+func (f *Fixture) act(req statewire.ActRequest) (bool, error) {
 	switch req.Action {
 	case "navigate":
 		if req.URL == "" {
@@ -296,7 +252,7 @@ func (f *Fixture) act(req actBody) (bool, error) {
 		}
 		target = f.id(f.focus)
 	}
-	var c *control
+	var c *statewire.Control
 	for _, cur := range f.render().Controls {
 		if cur.ID == target {
 			c = &cur
@@ -366,12 +322,12 @@ func (f *Fixture) click(name string) bool {
 }
 
 // render returns the current state. f.mu must be held.
-func (f *Fixture) render() stateBody {
-	b := stateBody{URL: f.url, Seq: f.seq, Controls: []control{}, AppState: map[string]any{
+func (f *Fixture) render() statewire.State {
+	b := statewire.State{URL: f.url, Seq: f.seq, Controls: []statewire.Control{}, AppState: statewire.MustAppState(map[string]any{
 		"page": f.page, "name": f.name, "color": f.color, "status": f.status,
 		"dialog": f.dialog, "loads": f.gen,
-	}}
-	add := func(c control) {
+	})}
+	add := func(c statewire.Control) {
 		c.ID = f.id(c.ID)
 		if c.Parent != "" {
 			c.Parent = f.id(c.Parent)
@@ -382,41 +338,41 @@ func (f *Fixture) render() stateBody {
 	switch f.page {
 	case PageMain:
 		b.Title = "Conformance"
-		add(control{ID: "h1", Role: "heading", Name: "Conformance"})
-		add(control{ID: "name", Role: "textbox", Name: "Name", Value: f.name})
-		add(control{ID: "color", Role: "combobox", Name: "Color", Value: f.color})
+		add(statewire.Control{ID: "h1", Role: "heading", Name: "Conformance"})
+		add(statewire.Control{ID: "name", Role: "textbox", Name: "Name", Value: f.name})
+		add(statewire.Control{ID: "color", Role: "combobox", Name: "Color", Value: f.color})
 		for _, c := range colors {
-			add(control{ID: "color." + c, Role: "option", Name: c, Selected: c == f.color, Parent: "color"})
+			add(statewire.Control{ID: "color." + c, Role: "option", Name: c, Selected: c == f.color, Parent: "color"})
 		}
-		add(control{ID: "greet", Role: "button", Name: "Greet"})
-		add(control{ID: "ask", Role: "button", Name: "Ask"})
-		add(control{ID: "locked", Role: "button", Name: "Locked", Disabled: true})
-		add(control{ID: "next", Role: "link", Name: "Next"})
-		add(control{ID: "status", Role: "status", Name: f.status})
+		add(statewire.Control{ID: "greet", Role: "button", Name: "Greet"})
+		add(statewire.Control{ID: "ask", Role: "button", Name: "Ask"})
+		add(statewire.Control{ID: "locked", Role: "button", Name: "Locked", Disabled: true})
+		add(statewire.Control{ID: "next", Role: "link", Name: "Next"})
+		add(statewire.Control{ID: "status", Role: "status", Name: f.status})
 		if f.dialog {
-			b.Dialog = &dialogBody{Type: "confirm", Message: "Proceed?"}
-			add(control{ID: "dialog", Role: "alertdialog", Name: "Proceed?"})
-			add(control{ID: "dialog.ok", Role: "button", Name: "OK", Description: "Proceed?", Parent: "dialog"})
-			add(control{ID: "dialog.cancel", Role: "button", Name: "Cancel", Description: "Proceed?", Parent: "dialog"})
+			b.Dialog = &statewire.Dialog{Type: "confirm", Message: "Proceed?"}
+			add(statewire.Control{ID: "dialog", Role: "alertdialog", Name: "Proceed?"})
+			add(statewire.Control{ID: "dialog.ok", Role: "button", Name: "OK", Description: "Proceed?", Parent: "dialog"})
+			add(statewire.Control{ID: "dialog.cancel", Role: "button", Name: "Cancel", Description: "Proceed?", Parent: "dialog"})
 		}
 	case PageSecond:
 		b.Title = "Second"
-		add(control{ID: "h1", Role: "heading", Name: "Second"})
-		add(control{ID: "back", Role: "link", Name: "Back"})
+		add(statewire.Control{ID: "h1", Role: "heading", Name: "Second"})
+		add(statewire.Control{ID: "back", Role: "link", Name: "Back"})
 	case PageFrames:
 		b.Title = "Frames"
-		add(control{ID: "h1", Role: "heading", Name: "Frames"})
+		add(statewire.Control{ID: "h1", Role: "heading", Name: "Frames"})
 		for _, fr := range []string{"nav", "content"} {
-			add(control{ID: "open." + fr, Role: "button", Name: "Open", Frame: fr})
+			add(statewire.Control{ID: "open." + fr, Role: "button", Name: "Open", Frame: fr})
 			status := ""
 			if f.opened[fr] {
 				status = "Opened " + fr
 			}
-			add(control{ID: "status." + fr, Role: "status", Name: status, Frame: fr})
+			add(statewire.Control{ID: "status." + fr, Role: "status", Name: status, Frame: fr})
 		}
 	case "404":
 		b.Title, b.HTTPStatus = "Not Found", http.StatusNotFound
-		add(control{ID: "h1", Role: "heading", Name: "Not Found"})
+		add(statewire.Control{ID: "h1", Role: "heading", Name: "Not Found"})
 	}
 	return b
 }

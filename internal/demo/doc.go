@@ -1,0 +1,19 @@
+// Package demo owns the verified story that `cua demo` tells: the stages
+// (a capability, its inputs, the fault, variant and approval it runs under)
+// and what each must produce (status, failure code, outcome, outputs,
+// recoveries, dispatches, ledger entries), run against MemberDesk
+// (internal/mockapp) in-process through one Chromium, followed by a
+// recorded discovery that is compiled, sealed and replayed.
+//
+// [Run] starts the app and the browser, runs every stage, compares each
+// result with its expectation and returns a [Report]; the command only
+// chooses flags and prints. The mock app is driven through
+// [mockapp.Client], the same client the end-to-end tests use.
+//
+// The package must never print, choose an exit code or parse flags (that
+// is internal/cli's job), never import internal/cli, never compile or seal
+// a capability itself (the discovery stages ask a [Discoverer], the
+// pipeline), and never redact: every record it returns was redacted by the
+// engine that made it. It talks to loopback only: the app it starts on
+// 127.0.0.1.
+package demo
