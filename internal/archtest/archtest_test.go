@@ -174,7 +174,7 @@ func TestRules(t *testing.T) {
 		"internal/catalog", "internal/hitl", "internal/console", "internal/observer", "internal/codegen",
 		"internal/receipt", "internal/mockapp", "internal/cli", "internal/archtest",
 		"internal/pipeline", "internal/jobs", "internal/server", "internal/demo",
-		"internal/launch", "internal/secret", "internal/report",
+		"internal/launch", "internal/secret", "internal/report", "internal/statewire",
 		"cmd/cua", "schema", "bench", "e2e",
 	} {
 		if !rows[pkg] {

@@ -60,6 +60,7 @@ const (
 	server     = "internal/server"
 	demo       = "internal/demo"
 	launch     = "internal/launch"
+	statewire  = "internal/statewire"
 	secret     = "internal/secret"
 	report     = "internal/report"
 	cli        = "internal/cli"
@@ -101,7 +102,8 @@ var Rules = []Rule{
 	// surface/state, surface/sim, surface/desktop and the conformance suite
 	// surface/surfacetest; each of those may also import surface itself.
 	// policy is allowed for the AuthorizedAction token only.
-	{Pkg: surface, MayImport: []string{domain, perception, policy}},
+	// statewire is the state contract's wire types, shared with mockapp.
+	{Pkg: surface, MayImport: []string{domain, perception, policy, statewire}},
 	{Pkg: runtime, MayImport: runtimeMay},
 	// Runtime and below; never agent, model or a model SDK (invariant 1 is
 	// also checked transitively by rule no-model-in-replay).
@@ -128,8 +130,11 @@ var Rules = []Rule{
 	{Pkg: observer, MayImport: []string{domain, redact, evidence, store}},
 	{Pkg: codegen, MayImport: []string{domain, capability}},
 	{Pkg: receipt, MayImport: []string{domain}},
-	// Stdlib only (see [StdlibOnly]).
-	{Pkg: mockapp},
+	// Stdlib only (see [StdlibOnly]), and the state contract's wire types.
+	{Pkg: mockapp, MayImport: []string{statewire}},
+	// The state contract's JSON types: stdlib only, shared by the state
+	// surface, MemberDesk and the contract's test server.
+	{Pkg: statewire},
 	// DESIGN.md says "agent, recorder, capability, replay, evidence". We add
 	// what those stand on (runtime and below) and the model port the agent
 	// is driven through; adapters are wired by the composition root.
@@ -174,12 +179,12 @@ var Leaves = []string{schema}
 
 // noLeaves are the rows that may not import [Leaves]: domain is pure,
 // mockapp and archtest are stdlib only, and main imports only cli.
-var noLeaves = []string{domain, mockapp, archtest, cmdCua, schema, explorer}
+var noLeaves = []string{domain, mockapp, statewire, archtest, cmdCua, schema, explorer}
 
 // StdlibOnly are trees whose non-test code imports nothing outside the
 // standard library (rule stdlib-only; imports from the module are left to
 // rule import-rule).
-var StdlibOnly = []string{mockapp, archtest, explorer}
+var StdlibOnly = []string{mockapp, statewire, archtest, explorer}
 
 // ReplayTree is the tree that must not reach a model (invariant 1).
 const ReplayTree = replay

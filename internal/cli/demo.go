@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 
 	"github.com/MakeNowJust/heredoc"
@@ -60,11 +59,11 @@ func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cob
 
 func runDemo(ctx context.Context, o *demoOptions) error {
 	red := redact.New()
-	logger := slog.New(redact.NewHandler(slog.NewTextHandler(o.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
+	logger := newLogger(o.IO.ErrOut, red)
 	line := "%-3v %-36s %-5s %-17s %6v  %s\n"
 	rep, err := demo.Run(ctx, demo.Config{
 		Capabilities: o.Dir, DataDir: o.DataDir, Browser: o.Browser, Cassette: o.Cassette,
-		Discoverer: demo.DiscovererFunc(demoDiscover), Redactor: red, Logger: logger, RunID: newRunID,
+		Discoverer: demo.Pipeline, Redactor: red, Logger: logger,
 		OnStart: func(url string) {
 			if !o.JSON {
 				fmt.Fprintf(o.IO.Out, "MemberDesk on %s; evidence under %s\n", url, filepath.Join(o.DataDir, "runs"))
@@ -95,16 +94,4 @@ func runDemo(ctx context.Context, o *demoOptions) error {
 		err = &ExitError{Code: 1}
 	}
 	return err
-}
-
-// demoDiscover is the demo's discovery pipeline: explore from the
-// cassette, compile, seal and eval-replay.
-func demoDiscover(ctx context.Context, r demo.DiscoverRequest) (*demo.Discovered, error) {
-	out, err := discoverCompileEval(ctx, discoverParams{Agent: r.Agent, Open: r.Open, Out: r.Out, ID: r.ID,
-		Version: r.Version, ProvenanceID: r.ProvenanceID, Eval: true})
-	if err != nil {
-		return nil, err
-	}
-	return &demo.Discovered{Discovery: out.Discovery, File: out.File, Capability: out.Capability,
-		ContentHash: out.ContentHash, Eval: out.Eval}, nil
 }

@@ -9,8 +9,21 @@ import (
 	"github.com/cuahq/cua/internal/agent"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/model/cassette"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/surface"
 )
+
+// Pipeline is the [Discoverer] `cua discover` itself uses: internal/pipeline
+// explores, compiles, seals and eval-replays.
+var Pipeline Discoverer = DiscovererFunc(func(ctx context.Context, r DiscoverRequest) (*Discovered, error) {
+	out, err := pipeline.Run(ctx, pipeline.Params{Agent: r.Agent, Open: func(context.Context) (surface.Surface, error) { return r.Open() },
+		Out: r.Out, ID: r.ID, Version: r.Version, ProvenanceID: r.ProvenanceID, Eval: true})
+	if err != nil {
+		return nil, err
+	}
+	return &Discovered{Discovery: out.Discovery, File: out.File, Capability: out.Capability,
+		ContentHash: out.ContentHash, Eval: out.Eval}, nil
+})
 
 // DiscoverRequest is one discovery, compile, seal and eval run.
 type DiscoverRequest struct {
