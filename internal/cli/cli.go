@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -172,6 +173,14 @@ func dataDir(flag string, getenv func(string) string) string {
 		flag = ".cua"
 	}
 	return flag
+}
+
+// httpURL refuses a flag's value that is not an http(s) URL with a host.
+func httpURL(flag, s string) error {
+	if u, err := url.Parse(s); err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return flagErrorf("%s %q: want an http(s) URL", flag, s)
+	}
+	return nil
 }
 
 // newLogger logs warnings and errors to w through red.

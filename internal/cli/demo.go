@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/demo"
@@ -27,22 +26,10 @@ func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cob
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the verified story against the mock back office, stage by stage",
-		Long: heredoc.Doc(`
-			Start MemberDesk in-process on a free port and one Chromium, then replay the
-			reference capabilities through every case the engine must handle: a lookup,
-			business outcomes, a recovered fault, a fault past its budget, malformed
-			input, an expired session, an undeclared dialog, a churned UI, a renamed
-			label and an irreversible transfer without approval. One line per stage and
-			a verdict; exits 0 only when every stage behaved as declared.
-		`),
-		Args: exactArgs(0, "no arguments"),
+		Long:  help("demo", false),
+		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.DataDir == "" {
-				opts.DataDir = opts.Env("CUA_DATA_DIR")
-			}
-			if opts.DataDir == "" {
-				opts.DataDir = ".cua"
-			}
+			opts.DataDir = dataDir(opts.DataDir, opts.Env)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

@@ -2,12 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"net/url"
 	"os"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,11 +14,8 @@ import (
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/model"
-	"github.com/cuahq/cua/internal/model/anthropic"
-	"github.com/cuahq/cua/internal/model/cassette"
-	modelexec "github.com/cuahq/cua/internal/model/exec"
-	"github.com/cuahq/cua/internal/model/openai"
 	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/report"
 	"github.com/cuahq/cua/internal/secret"
@@ -93,8 +87,6 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 // the model is told, so a cassette recorded with it replays only with it.
 const defaultDiscoverySteps = 40
 
-var grantRE = regexp.MustCompile(`^(.+):([0-9]+)$`)
-
 func (o *discoverOptions) validate() error {
 	a, b := &o.Agent, o.Agent.Budget
 	switch {
@@ -118,17 +110,15 @@ func (o *discoverOptions) validate() error {
 	case o.Surface != "web" && o.Surface != "state":
 		return flagErrorf("--surface %q: want web or state", o.Surface)
 	}
-	u, err := url.Parse(a.BaseURL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return flagErrorf("--target %q: want an http(s) URL", a.BaseURL)
+	if err := httpURL("--target", a.BaseURL); err != nil {
+		return err
 	}
-	for _, g := range o.Grants {
-		m := grantRE.FindStringSubmatch(g)
-		if m == nil {
-			return flagErrorf("--grant %q: want MATCH:N", g)
+	for _, s := range o.Grants {
+		g, err := policy.ParseGrant(s)
+		if err != nil {
+			return flagErrorf("--grant: %v", err)
 		}
-		n, _ := strconv.Atoi(m[2])
-		a.Grants = append(a.Grants, agent.Grant{Match: m[1], Uses: n})
+		a.Grants = append(a.Grants, g)
 	}
 	if _, err := os.Stat(o.Cassette); o.Cassette != "" && err != nil {
 		return fmt.Errorf("--cassette: %w", err)
@@ -146,42 +136,20 @@ func (o *discoverOptions) validate() error {
 }
 
 // newModel builds the model the flags name.
-func (o *discoverOptions) newModel(red *redact.Redactor) (m model.Model, err error) {
-	if o.Cassette != "" {
-		return cassette.Open(o.Cassette, cassette.WithRedact(red.String))
+func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
+	m, err := launch.Model(launch.ModelSpec{Spec: o.Model, Getenv: o.Env, LLMBase: o.LLMBase,
+		Cassette: o.Cassette, Record: o.Record, Redact: red.String})
+	if errors.Is(err, launch.ErrModelSpec) {
+		return nil, flagErrorf("--model: %v", err)
 	}
-	kind, id, _ := strings.Cut(o.Model, ":")
-	switch kind {
-	case "openai":
-		var cfg openai.Config
-		if cfg, err = openai.FromEnv(o.Env, id, o.LLMBase); err == nil {
-			m, err = openai.New(cfg)
-		}
-	case "anthropic":
-		var cfg anthropic.Config
-		if cfg, err = anthropic.FromEnv(o.Env, id, ""); err == nil {
-			m, err = anthropic.New(cfg)
-		}
-	case "exec":
-		if id == "" {
-			return nil, flagErrorf("--model exec:COMMAND: no command")
-		}
-		fields := strings.Fields(id)
-		m = modelexec.New(fields[0], fields[1:]...)
-	default:
-		return nil, flagErrorf("--model %q: want openai[:ID], anthropic[:ID] or exec:COMMAND", o.Model)
-	}
-	if err != nil || o.Record == "" {
-		return m, err
-	}
-	return cassette.Record(m, o.Record, red.String), nil
+	return m, err
 }
 
 func runDiscover(ctx context.Context, o *discoverOptions) error {
 	red := redact.New()
 	a, p := o.Agent, o.Params
 	a.Redactor, a.Logger, a.RunID, a.Frameless = red, newLogger(o.IO.ErrOut, red), pipeline.NewRunID(), o.Surface == "state"
-	a.Approver, a.Progress = o.approver(), o.progress(red)
+	a.Approver, a.Progress = agent.TerminalApprover(o.IO.In, o.IO.ErrOut), o.progress(red)
 	var err error
 	if a.Model, err = o.newModel(red); err != nil {
 		return err
@@ -228,27 +196,4 @@ func (o *discoverOptions) progress(red *redact.Redactor) func(agent.StepReport) 
 		}
 		fmt.Fprintln(o.IO.ErrOut, red.String(line))
 	}
-}
-
-// approver asks on the terminal when one is attached, else nothing (the
-// autonomy level then holds actions that need an approval).
-func (o *discoverOptions) approver() agent.Approver {
-	if fi, err := os.Stdin.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 || o.IO.In == nil {
-		return nil
-	}
-	return &promptApprover{in: o.IO.In, out: o.IO.ErrOut}
-}
-
-type promptApprover struct {
-	in  io.Reader
-	out io.Writer
-}
-
-func (p *promptApprover) Approve(_ context.Context, pr agent.Proposal) (bool, error) {
-	fmt.Fprintf(p.out, "approve step %d: %s? [y/N] ", pr.Step, pr)
-	var answer string
-	if _, err := fmt.Fscanln(p.in, &answer); err != nil {
-		return false, nil
-	}
-	return strings.EqualFold(answer, "y") || strings.EqualFold(answer, "yes"), nil
 }

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net"
 
-	"github.com/MakeNowJust/heredoc"
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/mockapp"
@@ -21,25 +20,11 @@ type mockappOptions struct {
 func newCmdMockapp(f *Factory, runF func(*mockappOptions) error) *cobra.Command {
 	opts := &mockappOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:   "mockapp",
-		Short: "Serve MemberDesk, the hostile back-office app used by the demo and tests",
-		Long: heredoc.Doc(`
-			Serve the MemberDesk mock back office until interrupted. Faults are armed
-			over HTTP: POST /_control/arm {"fault": NAME, "count": N}; see
-			GET /_control/state. Variant b churns every id, class and layout; variant
-			c also renames labels.
-
-			The app binds loopback only; an address on another interface (such as
-			0.0.0.0:8811) needs --allow-remote, since the control API arms faults and
-			resets state without authentication. Whatever the address, a request whose
-			Host is not the app's is answered 421, and a state-changing request from
-			another Origin 403.
-		`),
-		Example: heredoc.Doc(`
-			$ cua mockapp --addr 127.0.0.1:8811
-			$ curl -X POST 127.0.0.1:8811/_control/arm -d '{"fault":"transient_load","count":1}'
-		`),
-		Args: exactArgs(0, "no arguments"),
+		Use:     "mockapp",
+		Short:   "Serve MemberDesk, the hostile back-office app used by the demo and tests",
+		Long:    help("mockapp", false),
+		Example: help("mockapp", true),
+		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
 				return flagErrorf("--addr %q: %v", opts.Addr, err)

@@ -2,18 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/url"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
-	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/report"
@@ -79,33 +75,20 @@ func (o *replayOptions) validate() error {
 		return fmt.Errorf("%s is a draft: seal it (cua capability seal) before replaying", o.File)
 	}
 	r := &o.Run
-	r.Capability, r.Inputs = l, map[string]string{}
-	for _, kv := range o.Inputs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return flagErrorf("--input %q: want NAME=VALUE", kv)
-		}
-		if _, dup := r.Inputs[k]; dup {
-			return flagErrorf("--input %s given twice", k)
-		}
-		r.Inputs[k] = v
+	r.Capability = l
+	if r.Inputs, err = pipeline.ParseInputs(o.Inputs); err != nil {
+		return flagErrorf("--input %v", err)
 	}
-	u, err := url.Parse(r.BaseURL)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return flagErrorf("--base-url %q: want an http(s) URL", r.BaseURL)
+	if err := httpURL("--base-url", r.BaseURL); err != nil {
+		return err
 	}
 	r.DataDir = dataDir(r.DataDir, o.Env)
 	if o.LibraryDir == "" {
 		o.LibraryDir = filepath.Dir(o.File)
 	}
 	if o.ApprovalFile != "" {
-		raw, err := capability.ReadBounded(o.ApprovalFile, capability.MaxApprovalSize)
-		if err != nil {
-			return fmt.Errorf("--approval: %w", err)
-		}
-		r.Approval = &policy.Approval{}
-		if err := json.Unmarshal(raw, r.Approval); err != nil || r.Approval.ContentHash == "" {
-			return fmt.Errorf("--approval %s: want a JSON approval record with content_hash", o.ApprovalFile)
+		if r.Approval, err = pipeline.LoadApproval(o.ApprovalFile); err != nil {
+			return fmt.Errorf("--approval %w", err)
 		}
 	}
 	for _, g := range r.ReleasedGates {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -218,4 +219,18 @@ func (e *Engine) discovery(req Request, risk domain.Risk) error {
 	}
 	return deny("discovery_irreversible", domain.CodeApprovalRequired,
 		"discovery may not perform the irreversible action on %q without a grant", nodeName(req.Node))
+}
+
+// ParseGrant reads a grant written MATCH:N ("Submit transfer:2"): N
+// irreversible actions on controls whose name contains MATCH.
+func ParseGrant(s string) (Grant, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return Grant{}, fmt.Errorf("grant %q: want MATCH:N", s)
+	}
+	n, err := strconv.Atoi(s[i+1:])
+	if err != nil || n < 0 {
+		return Grant{}, fmt.Errorf("grant %q: want MATCH:N with N a whole number", s)
+	}
+	return Grant{Match: s[:i], Uses: n}, nil
 }

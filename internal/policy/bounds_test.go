@@ -116,3 +116,17 @@ func TestCheckExpiry(t *testing.T) {
 		t.Error("an unreadable expiry was accepted")
 	}
 }
+
+func TestParseGrant(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]Grant{"Submit transfer:2": {Match: "Submit transfer", Uses: 2}, "a:b:0": {Match: "a:b", Uses: 0}} {
+		if got, err := ParseGrant(in); err != nil || got != want {
+			t.Errorf("ParseGrant(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"Submit", ":2", "Submit:x", "Submit:-1", ""} {
+		if _, err := ParseGrant(in); err == nil || !strings.Contains(err.Error(), "MATCH:N") {
+			t.Errorf("ParseGrant(%q) = %v, want an error naming MATCH:N", in, err)
+		}
+	}
+}
