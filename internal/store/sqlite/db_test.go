@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -64,5 +65,23 @@ func TestForeignKeyEnforced(t *testing.T) {
 		VALUES ('a', 'ghost', '1.0.0', 'h', 'alice', 0)`)
 	if err == nil {
 		t.Fatal("insert of an approval of a missing version succeeded; foreign keys are off")
+	}
+}
+
+// TestOpenPathWithURICharacters opens a data directory whose name holds a
+// space and a '#', which the file: DSN must escape, and checks the file is
+// created at exactly that path.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "my data#1", "cua.db")
+	db, err := Open(t.Context(), path, store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at %s: %v", path, err)
 	}
 }
