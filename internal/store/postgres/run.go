@@ -1,0 +1,188 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"github.com/jackc/pgx/v5"
+	"time"
+
+	"github.com/cuahq/cua/internal/store"
+)
+
+const runCols = `id, capability_id, version, content_hash, status, outcome, failure_code, effects, started_at,
+	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval`
+
+// RecordRun implements [store.Store].
+func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
+	if err := r.Validate(); err != nil {
+		return store.Run{}, err
+	}
+	r.StartedAt = or(r.StartedAt, d.now)
+	r.EndedAt = store.Micro(r.EndedAt)
+	var first store.Run
+	var claimed *store.IdempotencyError
+	err := d.write(ctx, "RecordRun", func(tx pgx.Tx) error {
+		res, err := tx.Exec(ctx, `INSERT INTO runs (`+runCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15) ON CONFLICT (id) DO NOTHING`,
+			r.ID, r.CapabilityID, r.Version, r.ContentHash, string(r.Status), r.Outcome, string(r.FailureCode),
+			nullJSON(r.Effects), ts(r.StartedAt), ts(r.EndedAt), r.EvidencePath, r.IdempotencyKey,
+			r.ApprovalID, r.UnauthorizedDispatches, r.Eval)
+		if err != nil {
+			return fmt.Errorf("record run %s: %w", r.ID, err)
+		}
+		if n := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("record run %s: %w", r.ID, store.ErrExists)
+		}
+		if r.IdempotencyKey == "" {
+			return nil
+		}
+		res, err = tx.Exec(ctx, `INSERT INTO idempotency_keys (capability_id, key, run_id, created_at)
+			VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, r.CapabilityID, r.IdempotencyKey, r.ID, ts(r.StartedAt))
+		if err != nil {
+			return fmt.Errorf("record run %s: claim idempotency key: %w", r.ID, err)
+		}
+		if n := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		owner, err := lookupKey(ctx, tx, r.CapabilityID, r.IdempotencyKey)
+		if err != nil {
+			return err
+		}
+		if first, err = getRun(ctx, tx, owner); err != nil {
+			return err
+		}
+		claimed = &store.IdempotencyError{CapabilityID: r.CapabilityID, Key: r.IdempotencyKey, RunID: owner}
+		return claimed
+	})
+	if claimed != nil {
+		return first, claimed
+	}
+	if err != nil {
+		return store.Run{}, err
+	}
+	return r, nil
+}
+
+// nullJSON stores an absent JSON document as NULL.
+func nullJSON(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// UpdateRun implements [store.Store].
+func (d *DB) UpdateRun(ctx context.Context, r store.Run) (store.Run, error) {
+	if r.ID == "" {
+		return store.Run{}, fmt.Errorf("update run: id is required: %w", store.ErrInvalid)
+	}
+	var out store.Run
+	err := d.write(ctx, "UpdateRun", func(tx pgx.Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE runs SET status = $1, outcome = $2, failure_code = $3, effects = $4,
+			ended_at = $5, evidence_path = $6, unauthorized_dispatches = $7 WHERE id = $8`,
+			string(r.Status), r.Outcome, string(r.FailureCode), nullJSON(r.Effects), ts(store.Micro(r.EndedAt)),
+			r.EvidencePath, r.UnauthorizedDispatches, r.ID)
+		if err != nil {
+			return fmt.Errorf("update run %s: %w", r.ID, err)
+		}
+		if n := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("update run %s: %w", r.ID, store.ErrNotFound)
+		}
+		out, err = getRun(ctx, tx, r.ID)
+		return err
+	})
+	return out, err
+}
+
+// GetRun implements [store.Store].
+func (d *DB) GetRun(ctx context.Context, id string) (store.Run, error) {
+	return getRun(ctx, d.pool, id)
+}
+
+func getRun(ctx context.Context, q querier, id string) (store.Run, error) {
+	r, err := scanRun(q.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, id))
+	if err != nil {
+		return store.Run{}, notFound(err, "run "+id)
+	}
+	return r, nil
+}
+
+func scanRun(s scanner) (store.Run, error) {
+	var r store.Run
+	var effects *string
+	var started, ended *time.Time
+	err := s.Scan(&r.ID, &r.CapabilityID, &r.Version, &r.ContentHash, &r.Status, &r.Outcome, &r.FailureCode,
+		&effects, &started, &ended, &r.EvidencePath, &r.IdempotencyKey, &r.ApprovalID,
+		&r.UnauthorizedDispatches, &r.Eval)
+	if err != nil {
+		return store.Run{}, err
+	}
+	if effects != nil {
+		r.Effects = []byte(*effects)
+	}
+	r.StartedAt, r.EndedAt = fromTS(started), fromTS(ended)
+	return r, nil
+}
+
+// ListRuns implements [store.Store].
+func (d *DB) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	var w where
+	for _, c := range []struct{ col, val string }{
+		{"capability_id", f.CapabilityID}, {"version", f.Version}, {"content_hash", f.ContentHash},
+		{"status", string(f.Status)},
+	} {
+		if c.val != "" {
+			w.add(c.col+" = $%d", c.val)
+		}
+	}
+	if !f.Since.IsZero() {
+		w.add("started_at >= $%d", store.Micro(f.Since))
+	}
+	q := `SELECT ` + runCols + ` FROM runs` + w.sql() + " ORDER BY started_at DESC, id DESC"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := d.pool.Query(ctx, q, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return out, nil
+}
+
+// LookupIdempotencyKey implements [store.Store].
+func (d *DB) LookupIdempotencyKey(ctx context.Context, capabilityID, key string) (string, error) {
+	return lookupKey(ctx, d.pool, capabilityID, key)
+}
+
+func lookupKey(ctx context.Context, q querier, capabilityID, key string) (string, error) {
+	var id string
+	err := q.QueryRow(ctx, `SELECT run_id FROM idempotency_keys WHERE capability_id = $1 AND key = $2`,
+		capabilityID, key).Scan(&id)
+	if err != nil {
+		return "", notFound(err, fmt.Sprintf("idempotency key %q of %s", key, capabilityID))
+	}
+	return id, nil
+}
+
+// CountEvalSuccesses implements [store.Store].
+func (d *DB) CountEvalSuccesses(ctx context.Context, hash string) (int, error) {
+	var n int
+	err := d.pool.QueryRow(ctx, `SELECT COUNT(*) FROM runs WHERE content_hash = $1 AND eval
+		AND status = 'SUCCESS' AND unauthorized_dispatches = 0`, hash).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count eval successes of %s: %w", hash, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,191 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/cuahq/cua/internal/store"
+)
+
+const approvalCols = `id, capability_id, version, content_hash, approver, note, created_at, expires_at,
+	bounds, once, inputs, consumed_by, consumed_at, revoked_at`
+
+// AddApproval implements [store.Store].
+func (d *DB) AddApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
+	if err := a.Validate(); err != nil {
+		return store.Approval{}, err
+	}
+	a.CreatedAt = or(a.CreatedAt, d.now)
+	a.ExpiresAt = store.Micro(a.ExpiresAt)
+	bounds, err := json.Marshal(a.Bounds)
+	if err != nil {
+		return store.Approval{}, fmt.Errorf("approval %s: bounds: %w", a.ID, err)
+	}
+	var inputs any
+	if a.Inputs != nil {
+		b, err := json.Marshal(a.Inputs)
+		if err != nil {
+			return store.Approval{}, fmt.Errorf("approval %s: inputs: %w", a.ID, err)
+		}
+		inputs = string(b)
+	}
+	err = d.write(ctx, "AddApproval", func(tx *sql.Tx) error {
+		v, err := getVersion(ctx, tx, `capability_id = ? AND version = ?`, a.CapabilityID, a.Version)
+		if err != nil {
+			return fmt.Errorf("approval %s: %w", a.ID, err)
+		}
+		if v.ContentHash != a.ContentHash {
+			return fmt.Errorf("approval %s: %s has content hash %s, approval names %s: %w",
+				a.ID, v.Ref(), v.ContentHash, a.ContentHash, store.ErrHashMismatch)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.CapabilityID, a.Version, a.ContentHash, a.Approver, a.Note, micro(a.CreatedAt),
+			micro(a.ExpiresAt), string(bounds), a.Once, inputs)
+		if err != nil {
+			return fmt.Errorf("approval %s: %w", a.ID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("approval %s: %w", a.ID, store.ErrExists)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Approval{}, err
+	}
+	return a, nil
+}
+
+// GetApproval implements [store.Store].
+func (d *DB) GetApproval(ctx context.Context, id string) (store.Approval, error) {
+	return getApproval(ctx, d.db, id)
+}
+
+func getApproval(ctx context.Context, q querier, id string) (store.Approval, error) {
+	a, err := scanApproval(q.QueryRowContext(ctx, `SELECT `+approvalCols+` FROM approvals WHERE id = ?`, id))
+	if err != nil {
+		return store.Approval{}, notFound(err, "approval "+id)
+	}
+	return a, nil
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanApproval(s scanner) (store.Approval, error) {
+	var a store.Approval
+	var created, expires, consumedAt, revoked sql.NullInt64
+	var bounds string
+	var inputs, consumedBy sql.NullString
+	err := s.Scan(&a.ID, &a.CapabilityID, &a.Version, &a.ContentHash, &a.Approver, &a.Note, &created, &expires,
+		&bounds, &a.Once, &inputs, &consumedBy, &consumedAt, &revoked)
+	if err != nil {
+		return store.Approval{}, err
+	}
+	if err := json.Unmarshal([]byte(bounds), &a.Bounds); err != nil {
+		return store.Approval{}, fmt.Errorf("approval %s: bounds: %w", a.ID, err)
+	}
+	if inputs.Valid {
+		if err := json.Unmarshal([]byte(inputs.String), &a.Inputs); err != nil {
+			return store.Approval{}, fmt.Errorf("approval %s: inputs: %w", a.ID, err)
+		}
+	}
+	a.ConsumedBy = consumedBy.String
+	a.CreatedAt, a.ExpiresAt = fromMicro(created), fromMicro(expires)
+	a.ConsumedAt, a.RevokedAt = fromMicro(consumedAt), fromMicro(revoked)
+	return a, nil
+}
+
+// ListApprovals implements [store.Store].
+func (d *DB) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]store.Approval, error) {
+	var where []string
+	var args []any
+	for _, c := range []struct{ col, val string }{
+		{"capability_id", f.CapabilityID}, {"version", f.Version}, {"content_hash", f.ContentHash},
+	} {
+		if c.val != "" {
+			where, args = append(where, c.col+" = ?"), append(args, c.val)
+		}
+	}
+	if !f.ActiveAt.IsZero() {
+		at := store.Micro(f.ActiveAt).UnixMicro()
+		where = append(where, "revoked_at IS NULL", "(expires_at IS NULL OR expires_at > ?)",
+			"(once = 0 OR consumed_by IS NULL)")
+		args = append(args, at)
+	}
+	q := `SELECT ` + approvalCols + ` FROM approvals`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := d.db.QueryContext(ctx, q+" ORDER BY created_at, id", args...)
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	return out, nil
+}
+
+// RevokeApproval implements [store.Store].
+func (d *DB) RevokeApproval(ctx context.Context, id string) (store.Approval, error) {
+	var a store.Approval
+	err := d.write(ctx, "RevokeApproval", func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE approvals SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
+			d.now().UnixMicro(), id)
+		if err != nil {
+			return fmt.Errorf("revoke approval %s: %w", id, err)
+		}
+		a, err = getApproval(ctx, tx, id)
+		return err
+	})
+	return a, err
+}
+
+// ConsumeApproval implements [store.Store].
+func (d *DB) ConsumeApproval(ctx context.Context, id, runID string) (store.Approval, error) {
+	if runID == "" {
+		return store.Approval{}, fmt.Errorf("consume approval %s: run id is required: %w", id, store.ErrInvalid)
+	}
+	var a store.Approval
+	err := d.write(ctx, "ConsumeApproval", func(tx *sql.Tx) error {
+		now := d.now()
+		res, err := tx.ExecContext(ctx, `UPDATE approvals SET consumed_by = ?, consumed_at = ?
+			WHERE id = ? AND once = 1 AND consumed_by IS NULL AND revoked_at IS NULL
+			AND (expires_at IS NULL OR expires_at > ?)`, runID, now.UnixMicro(), id, now.UnixMicro())
+		if err != nil {
+			return fmt.Errorf("consume approval %s: %w", id, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("consume approval %s: %w", id, err)
+		}
+		a, err = getApproval(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if n == 1 {
+			return nil
+		}
+		if err := a.CheckConsumable(now); err != nil {
+			return fmt.Errorf("consume approval: %w", err)
+		}
+		return fmt.Errorf("consume approval %s: not consumed", id)
+	})
+	if err != nil {
+		return store.Approval{}, err
+	}
+	return a, nil
+}
