@@ -2,11 +2,11 @@ package capability
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -48,8 +48,7 @@ type canonicalizer struct {
 
 type member struct {
 	key        string
-	units      []uint16
-	start, end int // the value's bytes in the object's scratch copy
+	start, end int // the value's bytes, relative to the object's start
 }
 
 func (c *canonicalizer) errorf(format string, args ...any) error {
@@ -141,14 +140,19 @@ func (c *canonicalizer) array(depth int) error {
 func (c *canonicalizer) object(depth int) error {
 	c.pos++ // '{'
 	base := len(c.out)
-	var members []member
-	var seen map[string]struct{}
+	c.out = append(c.out, '{')
 	c.skipSpace()
 	if c.pos < len(c.in) && c.in[c.pos] == '}' {
 		c.pos++
-		c.out = append(c.out, '{', '}')
+		c.out = append(c.out, '}')
 		return nil
 	}
+	// Members are written in input order as they are read. Input that is
+	// already in canonical order (encoding/json writes maps sorted, and
+	// large objects are maps) is then done; otherwise the members are
+	// sorted and rewritten once.
+	var members []member
+	inOrder := true
 	for {
 		c.skipSpace()
 		if c.pos >= len(c.in) || c.in[c.pos] != '"' {
@@ -158,24 +162,30 @@ func (c *canonicalizer) object(depth int) error {
 		if err != nil {
 			return err
 		}
-		if seen == nil {
-			seen = map[string]struct{}{}
+		if n := len(members); n > 0 {
+			switch compareUTF16(members[n-1].key, key) {
+			case 0:
+				return c.errorf("duplicate member name %q", key)
+			case 1:
+				inOrder = false
+			}
 		}
-		if _, dup := seen[key]; dup {
-			return c.errorf("duplicate member name %q", key)
-		}
-		seen[key] = struct{}{}
 		c.skipSpace()
 		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
 			return c.errorf("want : after a member name")
 		}
 		c.pos++
 		c.skipSpace()
+		if len(members) > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = appendCanonicalString(c.out, key)
+		c.out = append(c.out, ':')
 		start := len(c.out)
 		if err := c.value(depth + 1); err != nil {
 			return err
 		}
-		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), start: start - base, end: len(c.out) - base})
+		members = append(members, member{key: key, start: start - base, end: len(c.out) - base})
 		c.skipSpace()
 		if c.pos >= len(c.in) {
 			return c.errorf("unterminated object")
@@ -190,11 +200,26 @@ func (c *canonicalizer) object(depth int) error {
 		}
 		return c.errorf("want , or } in an object")
 	}
-	// The values were written in input order; rewrite them in key order.
+	if !inOrder {
+		if err := c.reorder(base, members); err != nil {
+			return err
+		}
+	}
+	c.out = append(c.out, '}')
+	return nil
+}
+
+// reorder rewrites the members written since base (without the closing
+// brace) in canonical key order.
+func (c *canonicalizer) reorder(base int, members []member) error {
+	slices.SortFunc(members, func(a, b member) int { return compareUTF16(a.key, b.key) })
+	for i := 1; i < len(members); i++ {
+		if members[i-1].key == members[i].key {
+			return c.errorf("duplicate member name %q", members[i].key)
+		}
+	}
 	scratch := slices.Clone(c.out[base:])
-	c.out = c.out[:base]
-	sort.Slice(members, func(i, j int) bool { return slices.Compare(members[i].units, members[j].units) < 0 })
-	c.out = append(c.out, '{')
+	c.out = append(c.out[:base], '{')
 	for i, m := range members {
 		if i > 0 {
 			c.out = append(c.out, ',')
@@ -203,8 +228,44 @@ func (c *canonicalizer) object(depth int) error {
 		c.out = append(c.out, ':')
 		c.out = append(c.out, scratch[m.start:m.end]...)
 	}
-	c.out = append(c.out, '}')
 	return nil
+}
+
+// compareUTF16 compares the valid UTF-8 strings a and b by their UTF-16
+// code units, as RFC 8785 §3.2.3 sorts member names, without converting
+// them. UTF-8 byte order is code point order, which differs from UTF-16
+// order only between U+E000..U+FFFF and the supplementary planes (written
+// as surrogates U+D800..U+DFFF, so they sort first); that is decided on the
+// first rune that differs.
+func compareUTF16(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	if a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return cmp.Compare(a[i], b[i])
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[i:])
+	rb, _ := utf8.DecodeRuneInString(b[i:])
+	if c := cmp.Compare(firstUnit(ra), firstUnit(rb)); c != 0 {
+		return c
+	}
+	return cmp.Compare(ra, rb)
+}
+
+// firstUnit is the first UTF-16 code unit of r.
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		hi, _ := utf16.EncodeRune(r)
+		return hi
+	}
+	return r
 }
 
 // str reads the JSON string at c.pos and returns its value.

@@ -73,7 +73,7 @@ func parseUnverifiedContext(ctx context.Context, file string, data []byte) (*Loa
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	doc, err := parseDocument(file, data)
+	doc, err := parseDocument(ctx, file, data)
 	if err != nil {
 		return nil, err
 	}
