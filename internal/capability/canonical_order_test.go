@@ -2,9 +2,12 @@ package capability
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf16"
 )
 
@@ -52,5 +55,33 @@ func TestCanonicalJSONOrderAndDuplicates(t *testing.T) {
 				t.Errorf("got %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseContextCancelledMidway cancels validation of a file at the size
+// cap while it runs: ParseContext must return context.Canceled within a
+// second of the cancel (SIGTERM's budget), whatever phase it is in.
+func TestParseContextCancelledMidway(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("large input")
+	}
+	data := bigCapability(t, 200000)
+	for _, after := range []time.Duration{time.Millisecond, 50 * time.Millisecond, 300 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var cancelled atomic.Int64
+		stop := time.AfterFunc(after, func() { cancelled.Store(time.Now().UnixNano()); cancel() })
+		_, err := ParseContext(ctx, "big.yaml", data)
+		returned := time.Now()
+		stop.Stop()
+		cancel()
+		if at := cancelled.Load(); at == 0 {
+			continue // finished before the cancel: nothing to measure
+		} else if late := returned.Sub(time.Unix(0, at)); late > time.Second {
+			t.Errorf("cancel after %v: returned %v after the cancel, want under 1s", after, late)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("cancel after %v: err = %v, want context.Canceled", after, err)
+		}
 	}
 }
