@@ -21,7 +21,8 @@
 // unbounded input or block on a device or FIFO; take more than n·log n
 // time in a file's size (the benchmarks at the 4 MiB cap are
 // BenchmarkParseAtCap here and BenchmarkValidateAtCap in bench); or keep
-// running after its context is done (the Context variants return
-// ctx.Err() at once). Loaded values are not safe for concurrent mutation;
-// the package's functions are safe for concurrent use.
+// running after its context is done (LoadContext and ParseContext return
+// ctx.Err() within milliseconds; CanonicalContext and HashContext check
+// ctx every 1,024 values). Loaded values are not safe for concurrent
+// mutation; the package's functions are safe for concurrent use.
 package capability
