@@ -2,11 +2,11 @@ package capability
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -44,12 +44,24 @@ type canonicalizer struct {
 	pos   int
 	out   []byte
 	count int
+	keys  []byte // unescaped member names that had escapes
 }
 
+// name returns m's member name (aliasing the input or c.keys).
+func (c *canonicalizer) name(m member) []byte {
+	if m.escaped {
+		return c.keys[m.kStart:m.kEnd]
+	}
+	return c.in[m.kStart:m.kEnd]
+}
+
+// member is one object member, pointer-free so that a 200,000-member
+// object costs the garbage collector nothing: its name is bytes
+// [kStart, kEnd) of the input or, for a name with escapes, of keys.
 type member struct {
-	key        string
-	units      []uint16
-	start, end int // the value's bytes in the object's scratch copy
+	escaped      bool
+	kStart, kEnd int
+	start, end   int // the value's bytes, relative to the object's start
 }
 
 func (c *canonicalizer) errorf(format string, args ...any) error {
@@ -86,7 +98,7 @@ func (c *canonicalizer) value(depth int) error {
 	case b == '[':
 		return c.array(depth)
 	case b == '"':
-		s, err := c.str()
+		s, _, err := c.str()
 		if err != nil {
 			return err
 		}
@@ -141,41 +153,59 @@ func (c *canonicalizer) array(depth int) error {
 func (c *canonicalizer) object(depth int) error {
 	c.pos++ // '{'
 	base := len(c.out)
-	var members []member
-	var seen map[string]struct{}
+	c.out = append(c.out, '{')
 	c.skipSpace()
 	if c.pos < len(c.in) && c.in[c.pos] == '}' {
 		c.pos++
-		c.out = append(c.out, '{', '}')
+		c.out = append(c.out, '}')
 		return nil
 	}
+	// Members are written in input order as they are read. Input that is
+	// already in canonical order (encoding/json writes maps sorted, and
+	// large objects are maps) is then done; otherwise the members are
+	// sorted and rewritten once.
+	var members []member
+	inOrder := true
 	for {
 		c.skipSpace()
 		if c.pos >= len(c.in) || c.in[c.pos] != '"' {
 			return c.errorf("want a string member name")
 		}
-		key, err := c.str()
+		key, fromInput, err := c.str()
 		if err != nil {
 			return err
 		}
-		if seen == nil {
-			seen = map[string]struct{}{}
+		m := member{kStart: c.pos - 1 - len(key), kEnd: c.pos - 1}
+		if !fromInput {
+			m = member{escaped: true, kStart: len(c.keys)}
+			c.keys = append(c.keys, key...)
+			m.kEnd = len(c.keys)
 		}
-		if _, dup := seen[key]; dup {
-			return c.errorf("duplicate member name %q", key)
+		if n := len(members); n > 0 {
+			switch compareUTF16(c.name(members[n-1]), key) {
+			case 0:
+				return c.errorf("duplicate member name %q", key)
+			case 1:
+				inOrder = false
+			}
 		}
-		seen[key] = struct{}{}
 		c.skipSpace()
 		if c.pos >= len(c.in) || c.in[c.pos] != ':' {
 			return c.errorf("want : after a member name")
 		}
 		c.pos++
 		c.skipSpace()
+		if len(members) > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = appendCanonicalString(c.out, key)
+		c.out = append(c.out, ':')
 		start := len(c.out)
 		if err := c.value(depth + 1); err != nil {
 			return err
 		}
-		members = append(members, member{key: key, units: utf16.Encode([]rune(key)), start: start - base, end: len(c.out) - base})
+		m.start, m.end = start-base, len(c.out)-base
+		members = append(members, m)
 		c.skipSpace()
 		if c.pos >= len(c.in) {
 			return c.errorf("unterminated object")
@@ -190,25 +220,78 @@ func (c *canonicalizer) object(depth int) error {
 		}
 		return c.errorf("want , or } in an object")
 	}
-	// The values were written in input order; rewrite them in key order.
-	scratch := slices.Clone(c.out[base:])
-	c.out = c.out[:base]
-	sort.Slice(members, func(i, j int) bool { return slices.Compare(members[i].units, members[j].units) < 0 })
-	c.out = append(c.out, '{')
-	for i, m := range members {
-		if i > 0 {
-			c.out = append(c.out, ',')
+	if !inOrder {
+		if err := c.reorder(base, members); err != nil {
+			return err
 		}
-		c.out = appendCanonicalString(c.out, m.key)
-		c.out = append(c.out, ':')
-		c.out = append(c.out, scratch[m.start:m.end]...)
 	}
 	c.out = append(c.out, '}')
 	return nil
 }
 
-// str reads the JSON string at c.pos and returns its value.
-func (c *canonicalizer) str() (string, error) {
+// reorder rewrites the members written since base (without the closing
+// brace) in canonical key order.
+func (c *canonicalizer) reorder(base int, members []member) error {
+	slices.SortFunc(members, func(a, b member) int { return compareUTF16(c.name(a), c.name(b)) })
+	for i := 1; i < len(members); i++ {
+		if bytes.Equal(c.name(members[i-1]), c.name(members[i])) {
+			return c.errorf("duplicate member name %q", c.name(members[i]))
+		}
+	}
+	scratch := slices.Clone(c.out[base:])
+	c.out = append(c.out[:base], '{')
+	for i, m := range members {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = appendCanonicalString(c.out, c.name(m))
+		c.out = append(c.out, ':')
+		c.out = append(c.out, scratch[m.start:m.end]...)
+	}
+	return nil
+}
+
+// compareUTF16 compares the valid UTF-8 strings a and b by their UTF-16
+// code units, as RFC 8785 §3.2.3 sorts member names, without converting
+// them. UTF-8 byte order is code point order, which differs from UTF-16
+// order only between U+E000..U+FFFF and the supplementary planes (written
+// as surrogates U+D800..U+DFFF, so they sort first); that is decided on the
+// first rune that differs.
+func compareUTF16[T string | []byte](a, b T) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) || i == len(b) {
+		return cmp.Compare(len(a), len(b))
+	}
+	if a[i] < utf8.RuneSelf && b[i] < utf8.RuneSelf {
+		return cmp.Compare(a[i], b[i])
+	}
+	for i > 0 && !utf8.RuneStart(a[i]) {
+		i--
+	}
+	ra, _ := utf8.DecodeRuneInString(string(a[i:]))
+	rb, _ := utf8.DecodeRuneInString(string(b[i:]))
+	if c := cmp.Compare(firstUnit(ra), firstUnit(rb)); c != 0 {
+		return c
+	}
+	return cmp.Compare(ra, rb)
+}
+
+// firstUnit is the first UTF-16 code unit of r.
+func firstUnit(r rune) rune {
+	if r >= 0x10000 {
+		hi, _ := utf16.EncodeRune(r)
+		return hi
+	}
+	return r
+}
+
+// str reads the JSON string at c.pos and returns its value; fromInput
+// says that the value is the input's bytes just before the closing quote
+// (the string had no escapes), which the caller must not modify.
+func (c *canonicalizer) str() (s []byte, fromInput bool, err error) {
 	c.pos++ // '"'
 	start := c.pos
 	// Fast path: no escapes.
@@ -218,32 +301,31 @@ func (c *canonicalizer) str() (string, error) {
 			s := c.in[start:c.pos]
 			c.pos++
 			if !utf8.Valid(s) {
-				return "", c.errorf("string is not valid UTF-8")
+				return nil, false, c.errorf("string is not valid UTF-8")
 			}
-			return string(s), nil
+			return s, true, nil
 		}
 		if b == '\\' {
 			break
 		}
 		if b < 0x20 {
-			return "", c.errorf("control character in a string")
+			return nil, false, c.errorf("control character in a string")
 		}
 		c.pos++
 	}
-	var sb strings.Builder
-	sb.Write(c.in[start:c.pos])
+	sb := bytes.NewBuffer(slices.Clone(c.in[start:c.pos]))
 	for c.pos < len(c.in) {
 		b := c.in[c.pos]
 		switch {
 		case b == '"':
 			c.pos++
-			s := sb.String()
-			if !utf8.ValidString(s) {
-				return "", c.errorf("string is not valid UTF-8")
+			s := sb.Bytes()
+			if !utf8.Valid(s) {
+				return nil, false, c.errorf("string is not valid UTF-8")
 			}
-			return s, nil
+			return s, false, nil
 		case b < 0x20:
-			return "", c.errorf("control character in a string")
+			return nil, false, c.errorf("control character in a string")
 		case b != '\\':
 			sb.WriteByte(b)
 			c.pos++
@@ -270,7 +352,7 @@ func (c *canonicalizer) str() (string, error) {
 		case 'u':
 			r, ok := c.hex4()
 			if !ok {
-				return "", c.errorf("bad \\u escape")
+				return nil, false, c.errorf("bad \\u escape")
 			}
 			if utf16.IsSurrogate(r) {
 				r2 := rune(-1)
@@ -286,15 +368,15 @@ func (c *canonicalizer) str() (string, error) {
 				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
 					r = d
 				} else {
-					return "", c.errorf("lone UTF-16 surrogate in a string")
+					return nil, false, c.errorf("lone UTF-16 surrogate in a string")
 				}
 			}
 			sb.WriteRune(r)
 		default:
-			return "", c.errorf("bad escape \\%c", esc)
+			return nil, false, c.errorf("bad escape \\%c", esc)
 		}
 	}
-	return "", c.errorf("unterminated string")
+	return nil, false, c.errorf("unterminated string")
 }
 
 func (c *canonicalizer) hex4() (rune, bool) {
@@ -380,7 +462,7 @@ func validJSONNumber(s string) bool {
 // appendCanonicalString appends s as RFC 8785 §3.2.2.2 wants: '"' and '\\'
 // escaped, \b \t \n \f \r for those controls, \u00xx (lower-case hex) for
 // the other controls below U+0020, everything else as its UTF-8 bytes.
-func appendCanonicalString(b []byte, s string) []byte {
+func appendCanonicalString[T string | []byte](b []byte, s T) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
 	for i := 0; i < len(s); i++ {

@@ -28,9 +28,10 @@ func Load(path string) (*Loaded, error) {
 	return LoadContext(context.Background(), path)
 }
 
-// LoadContext is Load that stops with ctx.Err() once ctx is done. The file
-// is read through ReadBounded (MaxFileSize; a device, FIFO or other
-// non-regular file is refused at once).
+// LoadContext is Load that returns ctx.Err() as soon as ctx is done (within
+// milliseconds, whatever phase validation is in). The file is read through
+// ReadBounded (MaxFileSize; a device, FIFO or other non-regular file is
+// refused at once).
 func LoadContext(ctx context.Context, path string) (*Loaded, error) {
 	data, err := readLimited(path)
 	if err != nil {
@@ -52,7 +53,7 @@ func Parse(file string, data []byte) (*Loaded, error) {
 	return ParseContext(context.Background(), file, data)
 }
 
-// ParseContext is Parse that stops with ctx.Err() once ctx is done.
+// ParseContext is Parse that returns ctx.Err() as soon as ctx is done.
 func ParseContext(ctx context.Context, file string, data []byte) (*Loaded, error) {
 	l, err := parseUnverifiedContext(ctx, file, data)
 	if err != nil {
@@ -69,11 +70,37 @@ func parseUnverified(file string, data []byte) (*Loaded, error) {
 	return parseUnverifiedContext(context.Background(), file, data)
 }
 
+// parseUnverifiedContext runs the phases of parseUnverified apart from the
+// caller, so that it returns ctx.Err() as soon as ctx is done even while a
+// library call that takes no context (the YAML parser, the schema
+// validator) is running; the abandoned phases stop at their next check of
+// ctx.
 func parseUnverifiedContext(ctx context.Context, file string, data []byte) (*Loaded, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	doc, err := parseDocument(file, data)
+	type result struct {
+		l   *Loaded
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		l, err := parsePhases(ctx, file, data)
+		done <- result{l, err}
+	}()
+	select {
+	case r := <-done:
+		return r.l, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// parsePhases parses, validates against the schema, decodes, checks
+// semantics and hashes, checking ctx between phases (and inside the
+// conversion of the YAML tree and the canonicaliser).
+func parsePhases(ctx context.Context, file string, data []byte) (*Loaded, error) {
+	doc, err := parseDocument(ctx, file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +120,9 @@ func parseUnverifiedContext(ctx context.Context, file string, data []byte) (*Loa
 	doc.applyTreeDefaults()
 	c, err := doc.decode()
 	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	ApplyDefaults(c)

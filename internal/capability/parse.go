@@ -2,6 +2,7 @@ package capability
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -11,8 +12,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// document is a parsed capability file: the generic value tree the schema
-// validates, and the line of every value, keyed by JSON pointer.
+// document is a parsed capability file: the YAML node tree, the generic
+// value tree the schema validates, and (built on first use, since only a
+// problem needs one) the line of every value, keyed by JSON pointer.
 type document struct {
 	file  string
 	root  *yaml.Node
@@ -20,7 +22,7 @@ type document struct {
 	lines map[string]int
 }
 
-func parseDocument(file string, data []byte) (*document, error) {
+func parseDocument(ctx context.Context, file string, data []byte) (*document, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -33,8 +35,12 @@ func parseDocument(file string, data []byte) (*document, error) {
 	if root.Kind != yaml.DocumentNode || len(root.Content) != 1 {
 		return nil, &InvalidError{File: file, Problems: []Problem{{File: file, Line: 1, Message: "the file holds no document"}}}
 	}
-	d := &document{file: file, root: &root, lines: map[string]int{}}
-	tree, err := d.convert(root.Content[0], "", 0)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d := &document{file: file, root: &root}
+	cv := converter{d: d, ctx: ctx}
+	tree, err := cv.convert(root.Content[0], 0)
 	if err != nil {
 		var p *Problem
 		if errors.As(err, &p) {
@@ -50,60 +56,114 @@ func (p *Problem) Error() string { return p.String() }
 
 const maxDepth = 64
 
-// convert turns a YAML node into the JSON data model: map[string]any,
-// []any, string, int64, float64, bool and nil.
-func (d *document) convert(n *yaml.Node, ptr string, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, &Problem{File: d.file, Line: n.Line, Path: displayPath(ptr), Message: "nesting is too deep"}
+// converter turns a YAML node tree into the JSON data model. It keeps the
+// path to the node being converted as a stack of unescaped tokens, and
+// builds a JSON pointer from it only for a problem.
+type converter struct {
+	d     *document
+	ctx   context.Context
+	path  []string
+	count int
+}
+
+func (cv *converter) ptr() string {
+	var b strings.Builder
+	for _, tok := range cv.path {
+		b.WriteString(pointer(tok))
 	}
-	if _, ok := d.lines[ptr]; !ok {
-		d.lines[ptr] = n.Line
+	return b.String()
+}
+
+func (cv *converter) problem(line int, msg string) error {
+	return &Problem{File: cv.d.file, Line: line, Path: displayPath(cv.ptr()), Message: msg}
+}
+
+// convert turns a YAML node into the JSON data model: map[string]any,
+// []any, string, int64, float64, bool and nil. It returns ctx.Err() once
+// the context is done.
+func (cv *converter) convert(n *yaml.Node, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, cv.problem(n.Line, "nesting is too deep")
+	}
+	if cv.count++; cv.count&0x3fff == 0 {
+		if err := cv.ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return nil, &Problem{File: d.file, Line: n.Line, Path: displayPath(ptr), Message: "YAML aliases are not allowed in a capability"}
+		return nil, cv.problem(n.Line, "YAML aliases are not allowed in a capability")
 	case yaml.MappingNode:
-		m := make(map[string]any, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				return nil, &Problem{File: d.file, Line: k.Line, Path: displayPath(ptr), Message: "mapping keys must be strings"}
-			}
-			if k.Value == "<<" && k.Tag == "!!merge" {
-				return nil, &Problem{File: d.file, Line: k.Line, Path: displayPath(ptr), Message: "YAML merge keys are not allowed in a capability"}
-			}
-			cp := ptr + pointer(k.Value)
-			if _, dup := m[k.Value]; dup {
-				return nil, &Problem{File: d.file, Line: k.Line, Path: displayPath(cp), Message: "duplicate key"}
-			}
-			d.lines[cp] = k.Line
-			val, err := d.convert(v, cp, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			m[k.Value] = val
-		}
-		return m, nil
+		return cv.mapping(n, depth)
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
 		for i, c := range n.Content {
-			val, err := d.convert(c, ptr+pointer(i), depth+1)
+			cv.path = append(cv.path, strconv.Itoa(i))
+			val, err := cv.convert(c, depth+1)
 			if err != nil {
 				return nil, err
 			}
+			cv.path = cv.path[:len(cv.path)-1]
 			s = append(s, val)
 		}
 		return s, nil
 	case yaml.ScalarNode:
-		return d.scalar(n, ptr)
+		return cv.scalar(n)
 	}
-	return nil, &Problem{File: d.file, Line: n.Line, Path: displayPath(ptr), Message: "unsupported YAML node"}
+	return nil, cv.problem(n.Line, "unsupported YAML node")
 }
 
-func (d *document) scalar(n *yaml.Node, ptr string) (any, error) {
-	bad := func(msg string) error {
-		return &Problem{File: d.file, Line: n.Line, Path: displayPath(ptr), Message: msg}
+func (cv *converter) mapping(n *yaml.Node, depth int) (any, error) {
+	m := make(map[string]any, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return nil, cv.problem(k.Line, "mapping keys must be strings")
+		}
+		if k.Value == "<<" && k.Tag == "!!merge" {
+			return nil, cv.problem(k.Line, "YAML merge keys are not allowed in a capability")
+		}
+		cv.path = append(cv.path, k.Value)
+		if _, dup := m[k.Value]; dup {
+			return nil, cv.problem(k.Line, "duplicate key")
+		}
+		val, err := cv.convert(v, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		cv.path = cv.path[:len(cv.path)-1]
+		m[k.Value] = val
 	}
+	return m, nil
+}
+
+// indexLines records the line of every value of the converted document
+// under its JSON pointer: a mapping value's line is its key's line.
+func (d *document) indexLines() {
+	d.lines = map[string]int{}
+	var walk func(n *yaml.Node, ptr string)
+	walk = func(n *yaml.Node, ptr string) {
+		if _, ok := d.lines[ptr]; !ok {
+			d.lines[ptr] = n.Line
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				cp := ptr + pointer(n.Content[i].Value)
+				d.lines[cp] = n.Content[i].Line
+				walk(n.Content[i+1], cp)
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				walk(c, ptr+pointer(i))
+			}
+		}
+	}
+	walk(d.root.Content[0], "")
+}
+
+func (cv *converter) scalar(n *yaml.Node) (any, error) {
+	bad := func(msg string) error { return cv.problem(n.Line, msg) }
 	switch n.ShortTag() {
 	case "!!null":
 		return nil, nil
@@ -133,6 +193,9 @@ func (d *document) scalar(n *yaml.Node, ptr string) (any, error) {
 
 // line returns the line of the value at ptr, or of its nearest ancestor.
 func (d *document) line(ptr string) int {
+	if d.lines == nil {
+		d.indexLines()
+	}
 	for {
 		if l, ok := d.lines[ptr]; ok {
 			return l
