@@ -41,7 +41,7 @@ var pwBox = image.Rect(40, 80, 40+240, 80+40)
 // password field's box is opaque black, pixel by pixel, while the rest of
 // the page is not. Mutations killed: agent's decide handing the model the
 // raw screenshot (MaskPNG dropped), redact.SensitiveBoxes returning no
-// box for a password field, and MaskPNG filling no pixel.
+// boxes, and MaskPNG filling no pixel.
 func TestFrameMasksSensitiveBoxByPixel(t *testing.T) {
 	t.Parallel()
 	exe := browser.DefaultExecPath
