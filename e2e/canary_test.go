@@ -47,13 +47,23 @@ func canaryForms(secret string) []string {
 	return forms
 }
 
-// leaks returns where in data any form of secret appears.
+// leaks returns where in data any form of secret appears. Pieces are also
+// looked for in data with its whitespace dropped, as the redactor compares,
+// so a page that spaced a secret out ("C n r y - P w 5 …") is caught too.
 func leaks(data []byte, secret string) []string {
 	var found []string
 	lower := bytes.ToLower(data)
 	for _, f := range canaryForms(secret) {
 		if bytes.Contains(data, []byte(f)) || bytes.Contains(lower, []byte(strings.ToLower(f))) {
 			found = append(found, fmt.Sprintf("form %q", f))
+		}
+	}
+	squeezed := bytes.Join(bytes.Fields(lower), nil)
+	ls := strings.ToLower(secret)
+	for i := 0; i+12 <= len(ls); i++ {
+		if bytes.Contains(squeezed, []byte(ls[i:i+12])) {
+			found = append(found, fmt.Sprintf("piece %q with whitespace dropped", ls[i:i+12]))
+			break
 		}
 	}
 	return found
@@ -228,6 +238,8 @@ func TestCanaryFormsCatchLeak(t *testing.T) {
 	for _, text := range []string{
 		"x" + canaryPassword + "y",
 		"first64=" + strings.ToUpper(canaryPassword[3:17]),
+		"spaced: " + strings.Join(strings.Split(canaryPassword[5:19], ""), " "),
+		"wrapped: " + canaryPassword[:8] + "\n\t" + canaryPassword[8:14],
 		base64.StdEncoding.EncodeToString([]byte(canaryPassword)),
 		url.QueryEscape(canaryPassword),
 		hex.EncodeToString([]byte(canaryPassword)),
