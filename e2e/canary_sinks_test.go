@@ -273,14 +273,30 @@ type browserProbe struct {
 	// environs counts the processes whose environment block was intact.
 	environs int
 	killed   []int
+	// files counts the files read under HOME and TMPDIR after the crash;
+	// dumps lists those named like crash reports (read and scanned too).
+	files    int
+	dumps    []string
 	problems []string
 }
 
 // probeAndKill reads the environment and command line of every process
-// under pid, scans them and every file then under HOME and TMPDIR (the
-// browser's live profile) for the canary, and SIGKILLs every renderer.
+// under pid and scans them for the canary, then crashes every renderer:
+// SIGSEGV first (the signal a crash reporter catches and dumps on), then
+// SIGKILL for any survivor. It then scans every file under HOME and TMPDIR
+// (the browser's live profile, and wherever a crash dump would land before
+// cua removes its temporary directory at exit).
+//
+// cua itself is stopped (SIGSTOP) meanwhile, so it cannot notice the crash
+// and remove its temporary directory before the scan; it is continued
+// before probeAndKill returns.
 func probeAndKill(pid int, home, tmp string) browserProbe {
 	var p browserProbe
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		p.problems = append(p.problems, fmt.Sprintf("stop cua (pid %d): %v", pid, err))
+	}
+	defer syscall.Kill(pid, syscall.SIGCONT)
+	var renderers []int
 	for _, c := range procTree(pid) {
 		cmdline, err1 := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c))
 		environ, err2 := os.ReadFile(fmt.Sprintf("/proc/%d/environ", c))
@@ -304,21 +320,38 @@ func probeAndKill(pid int, home, tmp string) browserProbe {
 			p.problems = append(p.problems, fmt.Sprintf("command line of pid %d holds the canary: %v", c, l))
 		}
 		if bytes.Contains(cmdline, []byte("--type=renderer")) {
-			p.renderers++
-			if err := syscall.Kill(c, syscall.SIGKILL); err == nil {
-				p.killed = append(p.killed, c)
-			}
+			renderers = append(renderers, c)
 		}
 	}
+	p.renderers = len(renderers)
+	for _, r := range renderers {
+		if syscall.Kill(r, syscall.SIGSEGV) == nil {
+			p.killed = append(p.killed, r)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, r := range renderers {
+		_ = syscall.Kill(r, syscall.SIGKILL) // ESRCH once the SIGSEGV took it
+	}
+	time.Sleep(time.Second) // a crash handler writes its dump meanwhile
 	for label, dir := range map[string]string{"HOME": home, "TMPDIR": tmp} {
 		_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 			if err != nil || !d.Type().IsRegular() {
 				return nil
 			}
+			if n := strings.ToLower(path); strings.Contains(n, "crash") || strings.HasSuffix(n, ".dmp") {
+				p.dumps = append(p.dumps, path)
+			}
+			// A minidump holds renderer memory (typed secrets among it),
+			// whatever this scan finds in it: none may be written.
+			if strings.HasSuffix(path, ".dmp") {
+				p.problems = append(p.problems, fmt.Sprintf("%s: a crash dump was written: %s", label, path))
+			}
 			data, err := os.ReadFile(path)
 			if err != nil {
 				return nil
 			}
+			p.files++
 			if l := leaks(data, canaryPassword); len(l) > 0 {
 				p.problems = append(p.problems, fmt.Sprintf("%s (live): %s holds the canary: %v", label, path, l))
 			}
@@ -348,18 +381,26 @@ func TestCanaryKilledRenderer(t *testing.T) {
 	for _, via := range []string{"env", "file"} {
 		t.Run(via, func(t *testing.T) {
 			t.Parallel()
-			var c *canaryRun
+			// started hands the running command's pid and directories to
+			// the proxy's handler (the race detector cannot see that the
+			// password post comes after Start).
+			type target struct {
+				pid       int
+				home, tmp string
+			}
+			started := make(chan target, 1)
 			var probe browserProbe
 			probed := make(chan struct{})
 			base := hostileProxy(t, b.app.URL(), hostile{onPassword: func() {
 				defer close(probed)
-				probe = probeAndKill(c.cmd.Process.Pid, c.home, c.tmp)
-				time.Sleep(200 * time.Millisecond) // let Chromium notice before the answer
+				tg := <-started
+				probe = probeAndKill(tg.pid, tg.home, tg.tmp)
 			}})
-			c = newCanaryRun(t, base, via)
+			c := newCanaryRun(t, base, via)
 			if err := c.cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			started <- target{c.cmd.Process.Pid, c.home, c.tmp}
 			done := make(chan error, 1)
 			go func() { done <- c.cmd.Wait() }()
 			var err error
@@ -372,7 +413,7 @@ func TestCanaryKilledRenderer(t *testing.T) {
 			}
 			select {
 			case <-probed:
-			default:
+			case <-time.After(10 * time.Second):
 				t.Fatalf("the password was never posted (exit %v)\nstdout:\n%s\nstderr:\n%s", err, c.out.String(), c.errb.String())
 			}
 			for _, pr := range probe.problems {
@@ -387,8 +428,8 @@ func TestCanaryKilledRenderer(t *testing.T) {
 			if err == nil || status == "SUCCESS" {
 				t.Errorf("the run survived its renderer's death: exit %v, status %s", err, status)
 			}
-			t.Logf("killed renderers %v of %d processes (%d environments read); run ended %s: %s",
-				probe.killed, probe.procs, probe.environs, status, msg)
+			t.Logf("crashed renderers %v of %d processes (%d environments read); %d live files read, crash files %v; run ended %s: %s",
+				probe.killed, probe.procs, probe.environs, probe.files, probe.dumps, status, msg)
 			c.scanAll(t)
 		})
 	}

@@ -58,6 +58,13 @@ func leaks(data []byte, secret string) []string {
 			found = append(found, fmt.Sprintf("form %q", f))
 		}
 	}
+	// UTF-16LE, as a browser's memory (a crash dump) holds strings.
+	for i := 0; i+12 <= len(secret); i++ {
+		if bytes.Contains(data, utf16le(secret[i:i+12])) {
+			found = append(found, fmt.Sprintf("piece %q in UTF-16", secret[i:i+12]))
+			break
+		}
+	}
 	squeezed := bytes.Join(bytes.Fields(lower), nil)
 	ls := strings.ToLower(secret)
 	for i := 0; i+12 <= len(ls); i++ {
@@ -67,6 +74,15 @@ func leaks(data []byte, secret string) []string {
 		}
 	}
 	return found
+}
+
+// utf16le encodes ASCII s as UTF-16 little-endian.
+func utf16le(s string) []byte {
+	out := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); i++ {
+		out = append(out, s[i], 0)
+	}
+	return out
 }
 
 // scanTree checks every regular file under dir.
@@ -166,8 +182,10 @@ func echoProxy(t *testing.T, target string, hijack bool) string {
 // HOME holds the canary in any form. It kills a mutation that writes the
 // resolved value to any of those (a log line, an event, a temp file). It
 // does not kill "redaction off": no sink of this flow carries page text,
-// even when the run fails (the hijack case); the sink tests in the
-// redact, agent and cli packages cover the redactor itself.
+// even when the run fails (the hijack case). TestCanaryEchoedBack does: its
+// page echoes the canary into an alert the failure message quotes; and
+// TestCanaryKilledRenderer ends the run with crashed renderers and scans
+// Chromium's environment and live profile.
 func TestCanarySecret(t *testing.T) {
 	t.Parallel()
 	b := setup(t, mockapp.Options{Operator: operator, Password: canaryPassword})
@@ -243,6 +261,7 @@ func TestCanaryFormsCatchLeak(t *testing.T) {
 		base64.StdEncoding.EncodeToString([]byte(canaryPassword)),
 		url.QueryEscape(canaryPassword),
 		hex.EncodeToString([]byte(canaryPassword)),
+		"dump:" + string(utf16le(canaryPassword[6:20])),
 	} {
 		if len(leaks([]byte(text), canaryPassword)) == 0 {
 			t.Errorf("leaks(%q) found nothing", text)
