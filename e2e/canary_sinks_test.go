@@ -117,9 +117,19 @@ type canaryRun struct {
 	out, errb             bytes.Buffer
 }
 
-// newCanaryRun prepares the command; via is "env" (CUA_SECRET_*) or
-// "file" (--secrets).
+// newCanaryRun prepares the replay; via is "env" (CUA_SECRET_*) or "file"
+// (--secrets).
 func newCanaryRun(t *testing.T, base, via string) *canaryRun {
+	t.Helper()
+	return newCanaryCmd(t, via, func(data string) []string {
+		return []string{"replay", filepath.Join(examples, "corebank.auth.sign_on.yaml"), "--base-url", base,
+			"--data-dir", data, "--json"}
+	})
+}
+
+// newCanaryCmd prepares `cua ARGS` where args builds ARGS from the data
+// dir; the canary password is given as via says.
+func newCanaryCmd(t *testing.T, via string, args func(data string) []string) *canaryRun {
 	t.Helper()
 	// Short: Chromium's socket path under TMPDIR must fit in 108 bytes.
 	root, err := os.MkdirTemp("", "cn")
@@ -133,8 +143,7 @@ func newCanaryRun(t *testing.T, base, via string) *canaryRun {
 			t.Fatal(err)
 		}
 	}
-	args := []string{"replay", filepath.Join(examples, "corebank.auth.sign_on.yaml"), "--base-url", base,
-		"--data-dir", c.data, "--json"}
+	argv := args(c.data)
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.home, "TMPDIR=" + c.tmp, "LANG=C.UTF-8",
 		"CUA_SECRET_COREBANK_OPERATOR=" + operator}
 	switch via {
@@ -145,11 +154,11 @@ func newCanaryRun(t *testing.T, base, via string) *canaryRun {
 		if err := os.WriteFile(sf, []byte(`{"corebank_password":"`+canaryPassword+`"}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		args = append(args, "--secrets", sf)
+		argv = append(argv, "--secrets", sf)
 	default:
 		t.Fatalf("via %q: want env or file", via)
 	}
-	c.cmd = exec.Command(binPath, args...)
+	c.cmd = exec.Command(binPath, argv...)
 	c.cmd.Env = env
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.errb
 	return c
