@@ -47,7 +47,9 @@ func canaryForms(secret string) []string {
 	return forms
 }
 
-// leaks returns where in data any form of secret appears.
+// leaks returns where in data any form of secret appears. Pieces are also
+// looked for in data with its whitespace dropped, as the redactor compares,
+// so a page that spaced a secret out ("C n r y - P w 5 …") is caught too.
 func leaks(data []byte, secret string) []string {
 	var found []string
 	lower := bytes.ToLower(data)
@@ -56,7 +58,31 @@ func leaks(data []byte, secret string) []string {
 			found = append(found, fmt.Sprintf("form %q", f))
 		}
 	}
+	// UTF-16LE, as a browser's memory (a crash dump) holds strings.
+	for i := 0; i+12 <= len(secret); i++ {
+		if bytes.Contains(data, utf16le(secret[i:i+12])) {
+			found = append(found, fmt.Sprintf("piece %q in UTF-16", secret[i:i+12]))
+			break
+		}
+	}
+	squeezed := bytes.Join(bytes.Fields(lower), nil)
+	ls := strings.ToLower(secret)
+	for i := 0; i+12 <= len(ls); i++ {
+		if bytes.Contains(squeezed, []byte(ls[i:i+12])) {
+			found = append(found, fmt.Sprintf("piece %q with whitespace dropped", ls[i:i+12]))
+			break
+		}
+	}
 	return found
+}
+
+// utf16le encodes ASCII s as UTF-16 little-endian.
+func utf16le(s string) []byte {
+	out := make([]byte, 0, 2*len(s))
+	for i := 0; i < len(s); i++ {
+		out = append(out, s[i], 0)
+	}
+	return out
 }
 
 // scanTree checks every regular file under dir.
@@ -156,8 +182,10 @@ func echoProxy(t *testing.T, target string, hijack bool) string {
 // HOME holds the canary in any form. It kills a mutation that writes the
 // resolved value to any of those (a log line, an event, a temp file). It
 // does not kill "redaction off": no sink of this flow carries page text,
-// even when the run fails (the hijack case); the sink tests in the
-// redact, agent and cli packages cover the redactor itself.
+// even when the run fails (the hijack case). TestCanaryEchoedBack does: its
+// page echoes the canary into an alert the failure message quotes; and
+// TestCanaryKilledRenderer ends the run with crashed renderers and scans
+// Chromium's environment and live profile.
 func TestCanarySecret(t *testing.T) {
 	t.Parallel()
 	b := setup(t, mockapp.Options{Operator: operator, Password: canaryPassword})
@@ -228,9 +256,12 @@ func TestCanaryFormsCatchLeak(t *testing.T) {
 	for _, text := range []string{
 		"x" + canaryPassword + "y",
 		"first64=" + strings.ToUpper(canaryPassword[3:17]),
+		"spaced: " + strings.Join(strings.Split(canaryPassword[5:19], ""), " "),
+		"wrapped: " + canaryPassword[:8] + "\n\t" + canaryPassword[8:14],
 		base64.StdEncoding.EncodeToString([]byte(canaryPassword)),
 		url.QueryEscape(canaryPassword),
 		hex.EncodeToString([]byte(canaryPassword)),
+		"dump:" + string(utf16le(canaryPassword[6:20])),
 	} {
 		if len(leaks([]byte(text), canaryPassword)) == 0 {
 			t.Errorf("leaks(%q) found nothing", text)
