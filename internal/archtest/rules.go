@@ -142,10 +142,11 @@ var Rules = []Rule{
 	// DESIGN.md says "replay, catalog, store, hitl"; plus what replay stands on.
 	{Pkg: jobs, MayImport: join(runtimeAndBelow, []string{replay, catalog, store, receipt})},
 	{Pkg: server, MayImport: join(runtimeAndBelow, []string{jobs, catalog, store, pipeline, receipt, replay})},
-	// Opening a surface session for a command (a shared Chromium, a state
+	// Opening a surface session or a model for a command (a shared Chromium, a state
 	// contract session): part of the composition root, so it may wire the
 	// surface adapters, and nothing else of the engine.
-	{Pkg: launch, MayImport: []string{domain, surface + "/..."}},
+	// It also builds the model a discovery talks to, from its name.
+	{Pkg: launch, MayImport: []string{domain, surface + "/...", model + "/..."}},
 	// Secrets leaving the environment, the secrets file, the key scan.
 	{Pkg: secret, MayImport: []string{domain, capability, redact}},
 	// Text output of run records, pipeline results and file checks.

@@ -39,6 +39,7 @@ func TestCommandLogsAreRedacted(t *testing.T) {
 	t.Parallel()
 	fset := token.NewFileSet()
 	found := 0
+	var parsed []*ast.File
 	for _, dir := range logBuilders {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
@@ -57,9 +58,18 @@ func TestCommandLogsAreRedacted(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parse %s: %v", path, err)
 			}
-			for _, problem := range checkLoggers(fset, f, &found) {
-				t.Error(problem)
-			}
+			parsed = append(parsed, f)
+		}
+	}
+	builders := map[string]int{}
+	for _, f := range parsed {
+		for _, problem := range checkLoggers(fset, f, &found, builders) {
+			t.Error(problem)
+		}
+	}
+	for _, f := range parsed {
+		for _, problem := range checkBuilderCalls(fset, f, builders) {
+			t.Error(problem)
 		}
 	}
 	if found == 0 {
@@ -69,8 +79,10 @@ func TestCommandLogsAreRedacted(t *testing.T) {
 
 // checkLoggers returns a problem for each slog.New call in f whose handler
 // is not redact.NewHandler(_, red) with red used again in the same
-// function; it counts the calls in *found.
-func checkLoggers(fset *token.FileSet, f *ast.File, found *int) []string {
+// function; it counts the calls in *found. A function whose red is one of
+// its parameters is a logger builder: it is recorded in builders (name ->
+// the parameter's index) and its callers are checked instead.
+func checkLoggers(fset *token.FileSet, f *ast.File, found *int, builders map[string]int) []string {
 	var problems []string
 	for _, decl := range f.Decls {
 		fn, ok := decl.(*ast.FuncDecl)
@@ -94,6 +106,10 @@ func checkLoggers(fset *token.FileSet, f *ast.File, found *int) []string {
 				problems = append(problems, pos.String()+": "+fn.Name.Name+"'s log handler gets a redactor no other part of the run uses")
 				return true
 			}
+			if i := paramIndex(fn, red.Name); i >= 0 {
+				builders[fn.Name.Name] = i
+				return true
+			}
 			if uses := identUses(fn.Body, red.Name); uses < 2 {
 				problems = append(problems, pos.String()+": "+fn.Name.Name+"'s log redactor "+red.Name+" is handed to nothing else, so it never learns the run's secrets")
 			}
@@ -113,8 +129,9 @@ func isSel(e ast.Expr, pkg, name string) bool {
 	return ok && id.Name == pkg
 }
 
-// identUses counts the reads of name in body as a call argument or a
-// composite literal's value (its definition does not count).
+// identUses counts the reads of name in body as a call argument, a
+// composite literal's value or a value stored into a field (its definition
+// does not count).
 func identUses(body *ast.BlockStmt, name string) int {
 	n := 0
 	is := func(e ast.Expr) bool {
@@ -131,6 +148,79 @@ func identUses(body *ast.BlockStmt, name string) int {
 			}
 		case *ast.KeyValueExpr:
 			if is(x.Value) {
+				n++
+			}
+		case *ast.AssignStmt: // r.Redactor = red
+			for i, rhs := range x.Rhs {
+				if _, field := x.Lhs[min(i, len(x.Lhs)-1)].(*ast.SelectorExpr); field && is(rhs) {
+					n++
+				}
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// paramIndex is the position of the parameter called name in fn, or -1.
+func paramIndex(fn *ast.FuncDecl, name string) int {
+	i := 0
+	for _, field := range fn.Type.Params.List {
+		for _, id := range field.Names {
+			if id.Name == name {
+				return i
+			}
+			i++
+		}
+	}
+	return -1
+}
+
+// checkBuilderCalls returns a problem for each call of a logger builder
+// whose redactor argument is not a variable the calling function also hands
+// on to the run.
+func checkBuilderCalls(fset *token.FileSet, f *ast.File, builders map[string]int) []string {
+	var problems []string
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		ast.Inspect(fn.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			id, ok := call.Fun.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			i, ok := builders[id.Name]
+			if !ok || i >= len(call.Args) {
+				return true
+			}
+			pos := fset.Position(call.Pos()).String()
+			red, ok := call.Args[i].(*ast.Ident)
+			if !ok {
+				problems = append(problems, pos+": "+fn.Name.Name+" gives "+id.Name+" a redactor no other part of the run uses")
+				return true
+			}
+			if identUses(fn.Body, red.Name) < 2 && countSelectorUses(fn.Body, red.Name) == 0 {
+				problems = append(problems, pos+": "+fn.Name.Name+"'s log redactor "+red.Name+" is handed to nothing else, so it never learns the run's secrets")
+			}
+			return true
+		})
+	}
+	return problems
+}
+
+// countSelectorUses counts name.X expressions in body (red.String handed to
+// a cassette, for instance).
+func countSelectorUses(body *ast.BlockStmt, name string) int {
+	n := 0
+	ast.Inspect(body, func(node ast.Node) bool {
+		if s, ok := node.(*ast.SelectorExpr); ok {
+			if id, ok := s.X.(*ast.Ident); ok && id.Name == name {
 				n++
 			}
 		}
