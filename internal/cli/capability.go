@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 
@@ -28,15 +29,16 @@ type capOptions struct {
 	Files   []string
 	JSON    bool
 	Library string
+	ctx     context.Context
 }
 
 // newCapCmd builds a capability subcommand that takes files and --json.
 func newCapCmd(opts *capOptions, cmd *cobra.Command, run, runF func(*capOptions) error) *cobra.Command {
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
+	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return flagErrorf("expected at least one FILE")
 		}
-		opts.Files = args
+		opts.Files, opts.ctx = args, c.Context()
 		if runF != nil {
 			return runF(opts)
 		}
@@ -61,7 +63,10 @@ func runCapabilityValidate(opts *capOptions) error {
 	results := make([]report.FileCheck, 0, len(opts.Files))
 	bad := 0
 	for _, file := range opts.Files {
-		r := report.Check(file)
+		if err := opts.ctx.Err(); err != nil {
+			return err
+		}
+		r := report.Check(opts.ctx, file)
 		if !r.Valid {
 			bad++
 		}
@@ -96,7 +101,7 @@ func newCmdCapabilityHash(f *Factory, runF func(*capOptions) error) *cobra.Comma
 }
 
 func runCapabilityHash(opts *capOptions) error {
-	l, err := capability.Load(opts.Files[0])
+	l, err := capability.LoadContext(opts.ctx, opts.Files[0])
 	if err != nil {
 		return err
 	}

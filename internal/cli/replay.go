@@ -40,7 +40,7 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 		Args:    exactArgs(1, "one CAPABILITY file"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
-			if err := opts.validate(); err != nil {
+			if err := opts.validate(cmd.Context()); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -66,8 +66,8 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 }
 
 // validate checks every flag and loads every file before a browser starts.
-func (o *replayOptions) validate() error {
-	l, err := capability.Load(o.File)
+func (o *replayOptions) validate(ctx context.Context) error {
+	l, err := capability.LoadContext(ctx, o.File)
 	if err != nil {
 		return err
 	}

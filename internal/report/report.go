@@ -9,6 +9,7 @@
 package report
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -104,9 +105,9 @@ type FileCheck struct {
 // seal, or invalid with the error and its problems (schema and semantic
 // problems with line and path; a sealed file whose content changed as one
 // content_hash problem naming the declared and computed hashes).
-func Check(file string) FileCheck {
+func Check(ctx context.Context, file string) FileCheck {
 	r := FileCheck{File: file}
-	l, err := capability.Load(file)
+	l, err := capability.LoadContext(ctx, file)
 	if err != nil {
 		r.Error = err.Error()
 		var inv *capability.InvalidError

@@ -34,7 +34,7 @@ func TestCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := Check(tt.file)
+			r := Check(t.Context(), tt.file)
 			if r.Valid != tt.wantValid || !strings.HasPrefix(r.Line(), tt.wantLine) {
 				t.Errorf("Check(%s) valid %v, line %q", tt.file, r.Valid, r.Line())
 			}
