@@ -150,7 +150,7 @@ var Rules = []Rule{
 	// Secrets leaving the environment, the secrets file, the key scan.
 	{Pkg: secret, MayImport: []string{domain, capability, redact}},
 	// Text output of run records, pipeline results and file checks.
-	{Pkg: report, MayImport: []string{domain, capability, pipeline, redact}},
+	{Pkg: report, MayImport: []string{domain, capability, agent, pipeline, redact}},
 	// The demo's stages and expectations: everything but cli.
 	{Pkg: demo, MayImport: []string{Everything}, MayNotImport: []string{cli}},
 	// The composition root: cobra commands that wire every adapter, with no

@@ -136,12 +136,12 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
-	root.AddCommand(newCmdVersion(f, nil))
+	root.AddCommand(newCmdVersion(f))
 	root.AddCommand(newCmdCapability(f))
-	root.AddCommand(newCmdMockapp(f, nil))
+	root.AddCommand(newCmdMockapp(f))
 	root.AddCommand(newCmdReplay(f, nil))
-	root.AddCommand(newCmdDemo(f, nil))
-	root.AddCommand(newCmdDiscover(f, nil))
+	root.AddCommand(newCmdDemo(f))
+	root.AddCommand(newCmdDiscover(f))
 	root.AddCommand(newCmdSecrets(f))
 	return root
 }

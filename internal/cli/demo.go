@@ -21,7 +21,7 @@ type demoOptions struct {
 	JSON     bool
 }
 
-func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
+func newCmdDemo(f *Factory) *cobra.Command {
 	opts := &demoOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -30,9 +30,6 @@ func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cob
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.DataDir = dataDir(opts.DataDir, opts.Env)
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return runDemo(cmd.Context(), opts)
 		},
 	}
@@ -46,11 +43,10 @@ func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cob
 
 func runDemo(ctx context.Context, o *demoOptions) error {
 	red := redact.New()
-	logger := newLogger(o.IO.ErrOut, red)
 	line := "%-3v %-36s %-5s %-17s %6v  %s\n"
 	rep, err := demo.Run(ctx, demo.Config{
 		Capabilities: o.Dir, DataDir: o.DataDir, Browser: o.Browser, Cassette: o.Cassette,
-		Discoverer: demo.Pipeline, Redactor: red, Logger: logger,
+		Discoverer: demo.Pipeline, Redactor: red, Logger: newLogger(o.IO.ErrOut, red),
 		OnStart: func(url string) {
 			if !o.JSON {
 				fmt.Fprintf(o.IO.Out, "MemberDesk on %s; evidence under %s\n", url, filepath.Join(o.DataDir, "runs"))
@@ -58,12 +54,8 @@ func runDemo(ctx context.Context, o *demoOptions) error {
 			}
 		},
 		OnStage: func(n int, r *demo.Result) {
-			mark := "PASS"
-			if !r.Pass {
-				mark = "FAIL"
-			}
 			if !o.JSON {
-				fmt.Fprintf(o.IO.Out, line, n, r.Name, mark, r.Status(), r.DurationMS(), r.Detail)
+				fmt.Fprintf(o.IO.Out, line, n, r.Name, r.Mark(), r.Status(), r.DurationMS(), r.Detail)
 			}
 		},
 	})

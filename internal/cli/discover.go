@@ -36,7 +36,7 @@ type discoverOptions struct {
 	JSON, NoEval                           bool
 }
 
-func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
+func newCmdDiscover(f *Factory) *cobra.Command {
 	opts := &discoverOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:     "discover",
@@ -47,9 +47,6 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
 				return err
-			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
 			}
 			return runDiscover(cmd.Context(), opts)
 		},
@@ -186,14 +183,8 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 
 // progress prints each step on stderr, redacted, unless --json.
 func (o *discoverOptions) progress(red *redact.Redactor) func(agent.StepReport) {
-	return func(r agent.StepReport) {
-		if o.JSON {
-			return
-		}
-		line := fmt.Sprintf("step %2d  %-9s %-40s %-12s %5d tokens", r.Step, r.Action, report.Trim(r.Target, 40), r.Verdict, r.Tokens)
-		if r.Notice != "" {
-			line += "  (" + report.Trim(r.Notice, 80) + ")"
-		}
-		fmt.Fprintln(o.IO.ErrOut, red.String(line))
+	if o.JSON {
+		return nil
 	}
+	return func(r agent.StepReport) { fmt.Fprintln(o.IO.ErrOut, red.String(report.Step(r))) }
 }

@@ -21,11 +21,11 @@ type scanOptions struct {
 
 func newCmdSecrets(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secrets", Short: "Check files for secrets"}
-	cmd.AddCommand(newCmdSecretsScan(f, nil))
+	cmd.AddCommand(newCmdSecretsScan(f))
 	return cmd
 }
 
-func newCmdSecretsScan(f *Factory, runF func(context.Context, *scanOptions) error) *cobra.Command {
+func newCmdSecretsScan(f *Factory) *cobra.Command {
 	opts := &scanOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:     "scan [PATH...]",
@@ -37,9 +37,6 @@ func newCmdSecretsScan(f *Factory, runF func(context.Context, *scanOptions) erro
 			if len(opts.Paths) == 0 {
 				opts.Paths = []string{"."}
 			}
-			if runF != nil {
-				return runF(cmd.Context(), opts)
-			}
 			return runSecretsScan(cmd.Context(), opts)
 		},
 	}
@@ -49,26 +46,11 @@ func newCmdSecretsScan(f *Factory, runF func(context.Context, *scanOptions) erro
 }
 
 func runSecretsScan(ctx context.Context, o *scanOptions) error {
-	file, err := secret.NewStore(func(string) string { return "" }, o.SecretsFile)
-	if err != nil {
-		return err
-	}
-	allow, err := secret.ReadAllowFile(o.AllowFile, o.AllowFile != DefaultScanAllowFile)
-	if err != nil {
-		return err
-	}
-	var findings int
-	err = secret.Scan(ctx, secret.ScanOptions{Roots: o.Paths, Canaries: append(secret.EnvValues(), file.Values()...), Allow: allow},
-		func(f secret.Finding) {
-			findings++
-			fmt.Fprintf(o.IO.Out, "%s:%d: %s\n", f.Path, f.Line, f.Kind)
-		})
-	if err != nil {
-		return err
-	}
-	if findings > 0 {
-		fmt.Fprintf(o.IO.ErrOut, "secrets scan: %d finding(s); remove them, or list a deliberate fixture in %s\n", findings, o.AllowFile)
+	n, err := secret.ScanFiles(ctx, secret.ScanRequest{Paths: o.Paths, SecretsFile: o.SecretsFile, AllowFile: o.AllowFile},
+		func(f secret.Finding) { fmt.Fprintf(o.IO.Out, "%s:%d: %s\n", f.Path, f.Line, f.Kind) })
+	if err == nil && n > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "secrets scan: %d finding(s); remove them, or list a deliberate fixture in %s\n", n, o.AllowFile)
 		return &ExitError{Code: 1}
 	}
-	return nil
+	return err
 }

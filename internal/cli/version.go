@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"fmt"
-	"runtime"
-	"runtime/debug"
-
 	"github.com/spf13/cobra"
 
-	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/report"
 )
 
 // version is set at build time with -ldflags "-X github.com/cuahq/cua/internal/cli.version=v1.2.3".
@@ -18,16 +14,13 @@ type versionOptions struct {
 	JSON bool
 }
 
-func newCmdVersion(f *Factory, runF func(*versionOptions) error) *cobra.Command {
+func newCmdVersion(f *Factory) *cobra.Command {
 	opts := &versionOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the cua version",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(opts)
-			}
 			return runVersion(opts)
 		},
 	}
@@ -36,33 +29,12 @@ func newCmdVersion(f *Factory, runF func(*versionOptions) error) *cobra.Command 
 }
 
 // Version returns the build's version string.
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "dev+" + s.Value[:12]
-			}
-		}
-		if v != "" && v != "(devel)" {
-			return v
-		}
-	}
-	return "dev"
-}
+func Version() string { return report.BuildVersion(version) }
 
 func runVersion(opts *versionOptions) error {
+	v := report.Version(Version(), JSONSchemaVersion)
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, map[string]any{
-			"schema_version":            JSONSchemaVersion,
-			"version":                   Version(),
-			"go":                        runtime.Version(),
-			"capability_schema_version": domain.SchemaVersion,
-		})
+		return writeJSON(opts.IO.Out, v)
 	}
-	_, err := fmt.Fprintf(opts.IO.Out, "cua %s (%s, capability schema %d)\n", Version(), runtime.Version(), domain.SchemaVersion)
-	return err
+	return v.Line(opts.IO.Out)
 }

@@ -62,6 +62,14 @@ type Result struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// Mark is PASS when the stage behaved as declared, else FAIL.
+func (r *Result) Mark() string {
+	if r.Pass {
+		return "PASS"
+	}
+	return "FAIL"
+}
+
 // Status is the record's status, "-" without a record.
 func (r *Result) Status() string {
 	if r.Record == nil {

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cuahq/cua/internal/agent"
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/pipeline"
@@ -137,4 +138,14 @@ func (r FileCheck) Line() string {
 		state = "sealed " + r.ContentHash
 	}
 	return fmt.Sprintf("ok   %s  %s@%s  %s", r.File, r.ID, r.Version, state)
+}
+
+// Step is one discovery step as a progress line: number, action, target,
+// verdict, tokens and any notice. The caller redacts it.
+func Step(r agent.StepReport) string {
+	line := fmt.Sprintf("step %2d  %-9s %-40s %-12s %5d tokens", r.Step, r.Action, Trim(r.Target, 40), r.Verdict, r.Tokens)
+	if r.Notice != "" {
+		line += "  (" + Trim(r.Notice, 80) + ")"
+	}
+	return line
 }

@@ -147,3 +147,30 @@ func Allowed(globs []string, p string) bool {
 	}
 	return false
 }
+
+// ScanRequest is one `secrets scan`: the paths, a secrets file whose values
+// are canaries too, and an allow file of path globs (required unless it is
+// DefaultAllowFile).
+type ScanRequest struct {
+	Paths       []string
+	SecretsFile string
+	AllowFile   string
+}
+
+// ScanFiles runs r: it looks for key-shaped strings and for every secret
+// taken from the environment or read from r.SecretsFile, reporting each
+// finding (never its text) and returning how many there were.
+func ScanFiles(ctx context.Context, r ScanRequest, report func(Finding)) (int, error) {
+	file, err := NewStore(func(string) string { return "" }, r.SecretsFile)
+	if err != nil {
+		return 0, err
+	}
+	allow, err := ReadAllowFile(r.AllowFile, r.AllowFile != DefaultAllowFile)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	err = Scan(ctx, ScanOptions{Roots: r.Paths, Canaries: append(EnvValues(), file.Values()...), Allow: allow},
+		func(f Finding) { n++; report(f) })
+	return n, err
+}
