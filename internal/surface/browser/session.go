@@ -255,8 +255,16 @@ func (s *Session) listener(ts *tsession) func(ev any) {
 	}
 }
 
-// handle updates the session state from one event. s.mu is held.
+// handle updates the session state from one event: each family handler
+// takes the events it knows and reports whether it took ev. s.mu is held.
 func (s *Session) handle(ts *tsession, ev any) {
+	_ = s.onNavigation(ts, ev) || s.onLoading(ev) || s.onDialog(ts, ev) ||
+		s.onDOM(ts, ev) || s.onWorld(ts, ev) || s.onNetwork(ev) || s.onTarget(ts, ev)
+}
+
+// onNavigation tracks frame navigations, attachments and detachments: the
+// top frame and URL, POST-backed frames and frame generations. s.mu is held.
+func (s *Session) onNavigation(ts *tsession, ev any) bool {
 	switch e := ev.(type) {
 	case *page.EventFrameNavigated:
 		post := s.docMethod[e.Frame.LoaderID] == "POST"
@@ -287,6 +295,16 @@ func (s *Session) handle(ts *tsession, ev any) {
 		delete(s.postFrames, e.FrameID)
 		s.settled[e.FrameID] = s.evSeq + 1
 		s.changed()
+	default:
+		return false
+	}
+	return true
+}
+
+// onLoading tracks when frames start and stop loading (what settle waits
+// for) and the page lifecycle. s.mu is held.
+func (s *Session) onLoading(ev any) bool {
+	switch e := ev.(type) {
 	case *page.EventFrameRequestedNavigation:
 		s.navStart[e.FrameID] = s.evSeq + 1
 		s.wake()
@@ -311,6 +329,15 @@ func (s *Session) handle(ts *tsession, ev any) {
 		}
 	case *page.EventDomContentEventFired, *page.EventLoadEventFired:
 		s.changed()
+	default:
+		return false
+	}
+	return true
+}
+
+// onDialog tracks the JavaScript dialog that is open. s.mu is held.
+func (s *Session) onDialog(ts *tsession, ev any) bool {
+	switch e := ev.(type) {
 	case *page.EventJavascriptDialogOpening:
 		s.dialog = &dialogState{typ: string(e.Type), msg: e.Message, ts: ts}
 		s.dlgOpen()
@@ -319,15 +346,33 @@ func (s *Session) handle(ts *tsession, ev any) {
 		s.dialog = nil
 		s.resetDialogCtx()
 		s.changed()
+	default:
+		return false
+	}
+	return true
+}
+
+// onDOM counts the DOM changes of each target. s.mu is held.
+func (s *Session) onDOM(ts *tsession, ev any) bool {
+	switch ev.(type) {
 	case *dom.EventDocumentUpdated, *dom.EventChildNodeInserted, *dom.EventChildNodeRemoved,
 		*dom.EventAttributeModified, *dom.EventAttributeRemoved, *dom.EventCharacterDataModified,
 		*dom.EventChildNodeCountUpdated, *dom.EventShadowRootPushed, *dom.EventShadowRootPopped,
 		*dom.EventPseudoElementAdded, *dom.EventPseudoElementRemoved, *css.EventMediaQueryResultChanged:
 		s.domGen[ts]++
 		s.changed()
+		return true
+	}
+	return false
+}
+
+// onWorld tracks the isolated worlds of the change observer and the changes
+// it reports. s.mu is held.
+func (s *Session) onWorld(ts *tsession, ev any) bool {
+	switch e := ev.(type) {
 	case *runtime.EventExecutionContextCreated:
 		if e.Context.Name != worldName || len(e.Context.AuxData) == 0 {
-			return
+			return true
 		}
 		var aux struct {
 			FrameID cdp.FrameID `json:"frameId"`
@@ -348,7 +393,7 @@ func (s *Session) handle(ts *tsession, ev any) {
 		}
 	case *runtime.EventBindingCalled:
 		if e.Name != bindingName {
-			return
+			return true
 		}
 		if f, ok := s.worlds[worldKey{ts, e.ExecutionContextID}]; ok {
 			s.frameGen[f]++
@@ -356,6 +401,16 @@ func (s *Session) handle(ts *tsession, ev any) {
 			s.domGen[ts]++
 		}
 		s.changed()
+	default:
+		return false
+	}
+	return true
+}
+
+// onNetwork tracks the method of each document load in flight and the
+// HTTP status of each frame's document. s.mu is held.
+func (s *Session) onNetwork(ev any) bool {
+	switch e := ev.(type) {
 	case *network.EventRequestWillBeSent:
 		// A document request of any frame of the page: its loader becomes
 		// the new document's. A redirect is sent again under the same
@@ -371,6 +426,16 @@ func (s *Session) handle(ts *tsession, ev any) {
 			s.evSeq++
 			s.status[e.FrameID] = docStatus{loader: e.LoaderID, status: int(e.Response.Status), seq: s.evSeq}
 		}
+	default:
+		return false
+	}
+	return true
+}
+
+// onTarget tracks crashes and detachments of the page and the
+// out-of-process iframes it auto-attaches. s.mu is held.
+func (s *Session) onTarget(ts *tsession, ev any) bool {
+	switch e := ev.(type) {
 	case *inspector.EventTargetCrashed:
 		if ts == s.page {
 			s.killLocked(fmt.Errorf("%w: renderer crashed", surface.ErrCrashed))
@@ -384,11 +449,11 @@ func (s *Session) handle(ts *tsession, ev any) {
 		}
 	case *target.EventAttachedToTarget:
 		if e.TargetInfo == nil || e.TargetInfo.Type != "iframe" {
-			return
+			return true
 		}
 		s.sessions[e.SessionID] = e.TargetInfo.TargetID
 		if o, ok := s.oopifs[e.TargetInfo.TargetID]; ok && !o.gone {
-			return
+			return true
 		}
 		s.oopifs[e.TargetInfo.TargetID] = &oopif{id: e.TargetInfo.TargetID, parent: e.TargetInfo.ParentFrameID}
 		s.changed()
@@ -400,7 +465,10 @@ func (s *Session) handle(ts *tsession, ev any) {
 			}
 			s.changed()
 		}
+	default:
+		return false
 	}
+	return true
 }
 
 // changed records a change event. s.mu is held.
