@@ -505,20 +505,37 @@ func (s *Session) focus(ctx context.Context, n *domain.Node) error {
 	if s.dialogOpen() {
 		return errDialogOpen
 	}
+	_, _, err := s.focusNode(ctx, n, nil)
+	return err
+}
+
+// focusNode resolves the node, inspects it, lets check refuse it by what
+// inspect found, moves focus to it and checks that focus stayed there. It
+// returns the node's handle and what inspect found.
+func (s *Session) focusNode(ctx context.Context, n *domain.Node, check func(nodeInfo) error) (*handle, nodeInfo, error) {
 	h, err := s.resolve(ctx, n)
 	if err != nil {
-		return err
+		return nil, nodeInfo{}, err
 	}
-	if _, err := s.inspect(ctx, h, n); err != nil {
-		return err
+	info, err := s.inspect(ctx, h, n)
+	if err != nil {
+		return nil, info, err
+	}
+	if check != nil {
+		if err := check(info); err != nil {
+			return nil, info, err
+		}
 	}
 	if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
 		if protocolErr(err) {
-			return fmt.Errorf("focus %q: %v", n.Name, err)
+			return nil, info, fmt.Errorf("focus %q: %v", n.Name, err)
 		}
-		return err
+		return nil, info, err
 	}
-	return s.checkFocus(ctx, h, n)
+	if err := s.checkFocus(ctx, h, n); err != nil {
+		return nil, info, err
+	}
+	return h, info, nil
 }
 
 // checkFocus returns an error wrapping surface.ErrNotLanded unless the node
@@ -614,30 +631,19 @@ func (s *Session) typeText(ctx context.Context, n *domain.Node, text string, sec
 	if s.dialogOpen() {
 		return errDialogOpen
 	}
-	h, err := s.resolve(ctx, n)
-	if err != nil {
-		return err
-	}
-	info, err := s.inspect(ctx, h, n)
-	if err != nil {
-		return err
-	}
-	switch info.Kind {
-	case "field", "editable":
-	case "readonly":
-		return fmt.Errorf("node %q is read-only", n.Name)
-	default:
-		return fmt.Errorf("node %q is not a text field", n.Name)
-	}
-	if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
-		if protocolErr(err) {
-			return fmt.Errorf("focus %q: %v", n.Name, err)
-		}
-		return err
-	}
 	// Nothing is typed unless the field has focus: a popup that took it
 	// would otherwise receive the text (a password above all).
-	if err := s.checkFocus(ctx, h, n); err != nil {
+	h, info, err := s.focusNode(ctx, n, func(info nodeInfo) error {
+		switch info.Kind {
+		case "field", "editable":
+			return nil
+		case "readonly":
+			return fmt.Errorf("node %q is read-only", n.Name)
+		default:
+			return fmt.Errorf("node %q is not a text field", n.Name)
+		}
+	})
+	if err != nil {
 		return err
 	}
 	if err := s.callFn(ctx, h, jsClear, nil, text == ""); err != nil {
@@ -730,21 +736,9 @@ func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) erro
 	}
 	ts := s.page
 	if n != nil && n.Ref != "" {
-		h, err := s.resolve(ctx, n)
-		if err != nil {
-			return err
-		}
-		if _, err := s.inspect(ctx, h, n); err != nil {
-			return err
-		}
-		if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
-			if protocolErr(err) {
-				return fmt.Errorf("focus %q: %v", n.Name, err)
-			}
-			return err
-		}
 		// The key goes to whatever has focus: not to a popup that took it.
-		if err := s.checkFocus(ctx, h, n); err != nil {
+		h, _, err := s.focusNode(ctx, n, nil)
+		if err != nil {
 			return err
 		}
 		ts = h.ts
