@@ -126,7 +126,7 @@ type frameGraph struct {
 // capture reads every frame of the page and its out-of-process iframes. It
 // runs five phases: (1) frame tree and DOM snapshot of every target
 // ([Session.readTargets]); (2) the frame graph with names, paths and owners
-// ([Session.buildFrameGraph]); (3) owner box deltas and the accessibility
+// ([buildFrameGraph]); (3) owner box deltas and the accessibility
 // trees that changed ([Session.readAX]); (4) page offsets
 // ([frameGraph.offsets]); (5) one stitched tree ([frameGraph.snapshot]).
 func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
@@ -153,7 +153,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	if data[0].tree == nil {
 		return nil, errors.New("page has no frame tree")
 	}
-	g := s.buildFrameGraph(ctx, data, oops)
+	g := buildFrameGraph(s.page, data, oops, s.frameOwner(ctx), s.log)
 	fresh, topErr := s.readAX(ctx, g, gens, doms)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -191,14 +191,32 @@ func (s *Session) readTargets(ctx context.Context, targets []*tsession) []target
 	return data
 }
 
+// ownerLookup returns the owner <iframe> element, in parent's document, of
+// the out-of-process frame id that o hosts; 0 when it is unknown.
+type ownerLookup func(parent *frameRec, id cdp.FrameID, o *oopif) cdp.BackendNodeID
+
+// frameOwner asks the parent frame's target for the owner element of an
+// out-of-process frame, once per frame target.
+func (s *Session) frameOwner(ctx context.Context) ownerLookup {
+	return func(parent *frameRec, id cdp.FrameID, o *oopif) cdp.BackendNodeID {
+		if o.owner == 0 {
+			if res, err := call(ctx, s, parent.ts, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: id}); err == nil {
+				o.owner = res.BackendNodeID
+			}
+		}
+		return o.owner
+	}
+}
+
 // buildFrameGraph links the frames of every target, attaches their
-// documents, and names them (phase 2). data[0] is the page's; data[i+1]
-// is oops[i]'s.
-func (s *Session) buildFrameGraph(ctx context.Context, data []targetData, oops []*oopif) *frameGraph {
+// documents, and names them (phase 2). data[0] is page's; data[i+1] is
+// oops[i]'s. It sends no command: ownerOf finds the owner element of an
+// out-of-process frame.
+func buildFrameGraph(page *tsession, data []targetData, oops []*oopif, ownerOf ownerLookup, log *slog.Logger) *frameGraph {
 	g := &frameGraph{frames: make(map[cdp.FrameID]*frameRec)}
-	g.top = g.addTree(data[0].tree, s.page, nil)
+	g.top = g.addTree(data[0].tree, page, nil)
 	owners := make(map[cdp.FrameID]cdp.BackendNodeID)
-	s.hangOOPIFs(ctx, g, data, oops, owners)
+	g.hangOOPIFs(data, oops, owners, ownerOf, log)
 	for _, d := range data {
 		if d.snapErr == nil && d.snap != nil {
 			indexSnapshot(d.snap, g.frames, owners)
@@ -232,13 +250,13 @@ func (g *frameGraph) addTree(t *page.FrameTree, ts *tsession, parent *frameRec) 
 
 // hangOOPIFs hangs out-of-process iframes under their parent frame,
 // parents first, and records their owner elements.
-func (s *Session) hangOOPIFs(ctx context.Context, g *frameGraph, data []targetData, oops []*oopif, owners map[cdp.FrameID]cdp.BackendNodeID) {
+func (g *frameGraph) hangOOPIFs(data []targetData, oops []*oopif, owners map[cdp.FrameID]cdp.BackendNodeID, ownerOf ownerLookup, log *slog.Logger) {
 	pending := make([]int, 0, len(oops))
 	for i := range oops {
 		if data[i+1].treeErr == nil && data[i+1].tree != nil {
 			pending = append(pending, i)
 		} else {
-			s.log.Debug("skip out-of-process frame", slog.String("target", string(oops[i].id)),
+			log.Debug("skip out-of-process frame", slog.String("target", string(oops[i].id)),
 				slog.Any("error", errors.Join(data[i+1].treeErr, data[i+1].snapErr)))
 		}
 	}
@@ -259,12 +277,7 @@ func (s *Session) hangOOPIFs(ctx context.Context, g *frameGraph, data []targetDa
 			if f == nil {
 				continue
 			}
-			if o.owner == 0 {
-				if res, err := call(ctx, s, parent.ts, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: f.id}); err == nil {
-					o.owner = res.BackendNodeID
-				}
-			}
-			owners[f.id] = o.owner
+			owners[f.id] = ownerOf(parent, f.id, o)
 		}
 		if len(rest) == len(pending) {
 			for _, i := range rest { // parent unknown: hang under the top frame

@@ -82,6 +82,8 @@ type Session struct {
 	tr *tracker
 	ax *axCache
 
+	// mu guards the fields below; a method that needs both takes mu
+	// before tr.mu, never after.
 	mu      sync.Mutex
 	closed  bool
 	frameTS map[cdp.FrameID]*tsession // host target of each frame, per last capture
