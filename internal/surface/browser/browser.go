@@ -45,6 +45,18 @@
 // every later call return an error wrapping [surface.ErrCrashed] at once. A
 // JavaScript dialog blocks the renderer, so while one is open Observe returns
 // the last tree plus synthesized dialog nodes without asking the page.
+//
+// # Layout
+//
+// One concern per part, as in chromedp: a tracker (tracker.go) records what
+// the CDP events of every target say (frames, navigations, POST-backed
+// documents, dialogs, out-of-process iframes, the change sequence) and sends
+// no command; an axCache (axcache.go) keeps each frame's accessibility tree;
+// capture (observe.go) reads the targets, builds the frame graph with the
+// pure buildFrameGraph, reads the trees that changed, and stitches them;
+// dispatch.go acts; role.go maps roles. The tracker and the frame-graph
+// builder are tested on recorded events and hand-built snapshots without
+// Chromium.
 package browser
 
 import (

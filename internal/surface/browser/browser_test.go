@@ -762,9 +762,7 @@ func BenchmarkObserve(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			for b.Loop() {
 				if mode == "cold" {
-					s.mu.Lock()
-					clear(s.cache)
-					s.mu.Unlock()
+					s.ax.reset()
 				}
 				if _, err := s.Observe(ctx); err != nil {
 					b.Fatal(err)

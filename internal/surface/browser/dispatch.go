@@ -157,9 +157,9 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	case domain.ActNavigate:
 		act = func(ctx context.Context) error { return s.navigate(ctx, a.URL()) }
 	case domain.ActReload:
-		s.mu.Lock()
-		post := s.postBacked()
-		s.mu.Unlock()
+		s.tr.mu.Lock()
+		post := s.tr.postBacked()
+		s.tr.mu.Unlock()
 		if post {
 			return surface.Result{URL: s.url()}, fmt.Errorf("dispatch reload: the page came from a submitted form: %w", surface.ErrResubmit)
 		}
@@ -174,9 +174,9 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	default:
 		return surface.Result{}, fmt.Errorf("dispatch %s: %w", a.Type(), surface.ErrUnsupported)
 	}
-	s.mu.Lock()
-	before := s.evSeq
-	s.mu.Unlock()
+	s.tr.mu.Lock()
+	before := s.tr.evSeq
+	s.tr.mu.Unlock()
 	err := act(ctx)
 	s.releaseObjects(ctx)
 	if err != nil {
@@ -190,15 +190,15 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 }
 
 func (s *Session) url() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.topURL
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	return s.tr.topURL
 }
 
 func (s *Session) dialogOpen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dialog != nil
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	return s.tr.dialog != nil
 }
 
 // settle reports whether a frame started navigating after event before and
@@ -208,19 +208,19 @@ func (s *Session) settle(ctx context.Context, before uint64) bool {
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	for {
-		s.mu.Lock()
+		s.tr.mu.Lock()
 		navigated, pending := false, false
-		for f, st := range s.navStart {
+		for f, st := range s.tr.navStart {
 			if st > before {
 				navigated = true
-				if s.settled[f] < st {
+				if s.tr.settled[f] < st {
 					pending = true
 				}
 			}
 		}
-		dialog := s.dialog != nil
-		ch := s.notify
-		s.mu.Unlock()
+		dialog := s.tr.dialog != nil
+		ch := s.tr.notify
+		s.tr.mu.Unlock()
 		if !pending || dialog {
 			return navigated
 		}
@@ -277,8 +277,10 @@ func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) 
 	}
 	s.mu.Lock()
 	ts := s.frameTS[frame]
-	wk, hasWorld := s.frameCtx[frame]
 	s.mu.Unlock()
+	s.tr.mu.Lock()
+	wk, hasWorld := s.tr.frameCtx[frame]
+	s.tr.mu.Unlock()
 	if ts == nil {
 		return nil, stale("the frame of %q is gone", n.Name)
 	}
@@ -332,14 +334,14 @@ func findFrame(t *page.FrameTree, id cdp.FrameID) *cdp.Frame {
 // releaseObjects frees the remote objects of a dispatch on every target.
 func (s *Session) releaseObjects(ctx context.Context) {
 	ctx = context.WithoutCancel(ctx)
-	s.mu.Lock()
+	s.tr.mu.Lock()
 	targets := []*tsession{s.page}
-	for _, o := range s.oopifs {
+	for _, o := range s.tr.oopifs {
 		if o.ts != nil && !o.gone {
 			targets = append(targets, o.ts)
 		}
 	}
-	s.mu.Unlock()
+	s.tr.mu.Unlock()
 	for _, ts := range targets {
 		call(ctx, s, ts, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: objectGroup})
 	}
@@ -505,20 +507,37 @@ func (s *Session) focus(ctx context.Context, n *domain.Node) error {
 	if s.dialogOpen() {
 		return errDialogOpen
 	}
+	_, _, err := s.focusNode(ctx, n, nil)
+	return err
+}
+
+// focusNode resolves the node, inspects it, lets check refuse it by what
+// inspect found, moves focus to it and checks that focus stayed there. It
+// returns the node's handle and what inspect found.
+func (s *Session) focusNode(ctx context.Context, n *domain.Node, check func(nodeInfo) error) (*handle, nodeInfo, error) {
 	h, err := s.resolve(ctx, n)
 	if err != nil {
-		return err
+		return nil, nodeInfo{}, err
 	}
-	if _, err := s.inspect(ctx, h, n); err != nil {
-		return err
+	info, err := s.inspect(ctx, h, n)
+	if err != nil {
+		return nil, info, err
+	}
+	if check != nil {
+		if err := check(info); err != nil {
+			return nil, info, err
+		}
 	}
 	if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
 		if protocolErr(err) {
-			return fmt.Errorf("focus %q: %v", n.Name, err)
+			return nil, info, fmt.Errorf("focus %q: %v", n.Name, err)
 		}
-		return err
+		return nil, info, err
 	}
-	return s.checkFocus(ctx, h, n)
+	if err := s.checkFocus(ctx, h, n); err != nil {
+		return nil, info, err
+	}
+	return h, info, nil
 }
 
 // checkFocus returns an error wrapping surface.ErrNotLanded unless the node
@@ -614,30 +633,19 @@ func (s *Session) typeText(ctx context.Context, n *domain.Node, text string, sec
 	if s.dialogOpen() {
 		return errDialogOpen
 	}
-	h, err := s.resolve(ctx, n)
-	if err != nil {
-		return err
-	}
-	info, err := s.inspect(ctx, h, n)
-	if err != nil {
-		return err
-	}
-	switch info.Kind {
-	case "field", "editable":
-	case "readonly":
-		return fmt.Errorf("node %q is read-only", n.Name)
-	default:
-		return fmt.Errorf("node %q is not a text field", n.Name)
-	}
-	if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
-		if protocolErr(err) {
-			return fmt.Errorf("focus %q: %v", n.Name, err)
-		}
-		return err
-	}
 	// Nothing is typed unless the field has focus: a popup that took it
 	// would otherwise receive the text (a password above all).
-	if err := s.checkFocus(ctx, h, n); err != nil {
+	h, info, err := s.focusNode(ctx, n, func(info nodeInfo) error {
+		switch info.Kind {
+		case "field", "editable":
+			return nil
+		case "readonly":
+			return fmt.Errorf("node %q is read-only", n.Name)
+		default:
+			return fmt.Errorf("node %q is not a text field", n.Name)
+		}
+	})
+	if err != nil {
 		return err
 	}
 	if err := s.callFn(ctx, h, jsClear, nil, text == ""); err != nil {
@@ -730,21 +738,9 @@ func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) erro
 	}
 	ts := s.page
 	if n != nil && n.Ref != "" {
-		h, err := s.resolve(ctx, n)
-		if err != nil {
-			return err
-		}
-		if _, err := s.inspect(ctx, h, n); err != nil {
-			return err
-		}
-		if _, err := call(ctx, s, h.ts, dom.Focus, dom.FocusParams{BackendNodeID: h.backend}); err != nil {
-			if protocolErr(err) {
-				return fmt.Errorf("focus %q: %v", n.Name, err)
-			}
-			return err
-		}
 		// The key goes to whatever has focus: not to a popup that took it.
-		if err := s.checkFocus(ctx, h, n); err != nil {
+		h, _, err := s.focusNode(ctx, n, nil)
+		if err != nil {
 			return err
 		}
 		ts = h.ts
@@ -823,9 +819,9 @@ func (s *Session) rawClick(ctx context.Context, x, y float64) error {
 // answerDialog accepts or dismisses the open JavaScript dialog and waits,
 // bounded, until the page reports it closed.
 func (s *Session) answerDialog(ctx context.Context, accept bool) error {
-	s.mu.Lock()
-	d := s.dialog
-	s.mu.Unlock()
+	s.tr.mu.Lock()
+	d := s.tr.dialog
+	s.tr.mu.Unlock()
 	if d == nil {
 		return stale("no JavaScript dialog is open")
 	}
@@ -835,10 +831,10 @@ func (s *Session) answerDialog(ctx context.Context, accept bool) error {
 	wctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	for {
-		s.mu.Lock()
-		open := s.dialog == d
-		ch := s.notify
-		s.mu.Unlock()
+		s.tr.mu.Lock()
+		open := s.tr.dialog == d
+		ch := s.tr.notify
+		s.tr.mu.Unlock()
 		if !open {
 			return nil
 		}

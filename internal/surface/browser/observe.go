@@ -31,16 +31,6 @@ const (
 	refDialogDismiss = "dialog:dismiss"
 )
 
-// axCache is the last accessibility tree of one frame and the state it was
-// read in.
-type axCache struct {
-	loader cdp.LoaderID
-	gen    uint64
-	dom    uint64
-	sig    uint64
-	nodes  []*accessibility.Node
-}
-
 // docView indexes one document of a DOMSnapshot.
 type docView struct {
 	strs      []string
@@ -81,10 +71,10 @@ func (s *Session) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	start := s.changes
-	open := s.dialog != nil
-	s.mu.Unlock()
+	s.tr.mu.Lock()
+	start := s.tr.changes
+	open := s.tr.dialog != nil
+	s.tr.mu.Unlock()
 	var snap *domain.UiSnapshot
 	if !open {
 		var err error
@@ -97,23 +87,23 @@ func (s *Session) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if snap != nil {
 		s.last = snap
-	} else if s.last != nil {
-		snap = s.last
 	} else {
-		snap = &domain.UiSnapshot{URL: s.topURL}
+		snap = s.last
+	}
+	s.mu.Unlock()
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	if snap == nil {
+		snap = &domain.UiSnapshot{URL: s.tr.topURL}
 	}
 	out := cloneSnapshot(snap)
-	out.PostBacked = s.postBacked()
-	if s.dialog != nil {
-		addDialog(out, s.dialog)
+	out.PostBacked = s.tr.postBacked()
+	if s.tr.dialog != nil {
+		addDialog(out, s.tr.dialog)
 	}
-	s.seq++
-	out.Seq = s.seq
-	s.obs[s.seq] = start
-	delete(s.obs, s.seq-maxObservations)
+	out.Seq = s.tr.observed(start)
 	return out, nil
 }
 
@@ -136,25 +126,25 @@ type frameGraph struct {
 // capture reads every frame of the page and its out-of-process iframes. It
 // runs five phases: (1) frame tree and DOM snapshot of every target
 // ([Session.readTargets]); (2) the frame graph with names, paths and owners
-// ([Session.buildFrameGraph]); (3) owner box deltas and the accessibility
+// ([buildFrameGraph]); (3) owner box deltas and the accessibility
 // trees that changed ([Session.readAX]); (4) page offsets
 // ([frameGraph.offsets]); (5) one stitched tree ([frameGraph.snapshot]).
 func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	s.syncOOPIFs(ctx)
 
-	s.mu.Lock()
+	s.tr.mu.Lock()
 	targets := []*tsession{s.page}
 	var oops []*oopif
-	for _, o := range s.oopifs {
+	for _, o := range s.tr.oopifs {
 		if o.ts != nil && !o.gone {
 			targets = append(targets, o.ts)
 			oops = append(oops, o)
 		}
 	}
-	gens := maps.Clone(s.frameGen)
-	doms := maps.Clone(s.domGen)
-	nd := s.noDialog
-	s.mu.Unlock()
+	gens := maps.Clone(s.tr.frameGen)
+	doms := maps.Clone(s.tr.domGen)
+	nd := s.tr.noDialog
+	s.tr.mu.Unlock()
 
 	data := s.readTargets(ctx, targets)
 	if err := errors.Join(data[0].treeErr, data[0].snapErr); err != nil {
@@ -163,7 +153,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 	if data[0].tree == nil {
 		return nil, errors.New("page has no frame tree")
 	}
-	g := s.buildFrameGraph(ctx, data, oops)
+	g := buildFrameGraph(s.page, data, oops, s.frameOwner(ctx), s.log)
 	fresh, topErr := s.readAX(ctx, g, gens, doms)
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -201,14 +191,32 @@ func (s *Session) readTargets(ctx context.Context, targets []*tsession) []target
 	return data
 }
 
+// ownerLookup returns the owner <iframe> element, in parent's document, of
+// the out-of-process frame id that o hosts; 0 when it is unknown.
+type ownerLookup func(parent *frameRec, id cdp.FrameID, o *oopif) cdp.BackendNodeID
+
+// frameOwner asks the parent frame's target for the owner element of an
+// out-of-process frame, once per frame target.
+func (s *Session) frameOwner(ctx context.Context) ownerLookup {
+	return func(parent *frameRec, id cdp.FrameID, o *oopif) cdp.BackendNodeID {
+		if o.owner == 0 {
+			if res, err := call(ctx, s, parent.ts, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: id}); err == nil {
+				o.owner = res.BackendNodeID
+			}
+		}
+		return o.owner
+	}
+}
+
 // buildFrameGraph links the frames of every target, attaches their
-// documents, and names them (phase 2). data[0] is the page's; data[i+1]
-// is oops[i]'s.
-func (s *Session) buildFrameGraph(ctx context.Context, data []targetData, oops []*oopif) *frameGraph {
+// documents, and names them (phase 2). data[0] is page's; data[i+1] is
+// oops[i]'s. It sends no command: ownerOf finds the owner element of an
+// out-of-process frame.
+func buildFrameGraph(page *tsession, data []targetData, oops []*oopif, ownerOf ownerLookup, log *slog.Logger) *frameGraph {
 	g := &frameGraph{frames: make(map[cdp.FrameID]*frameRec)}
-	g.top = g.addTree(data[0].tree, s.page, nil)
+	g.top = g.addTree(data[0].tree, page, nil)
 	owners := make(map[cdp.FrameID]cdp.BackendNodeID)
-	s.hangOOPIFs(ctx, g, data, oops, owners)
+	g.hangOOPIFs(data, oops, owners, ownerOf, log)
 	for _, d := range data {
 		if d.snapErr == nil && d.snap != nil {
 			indexSnapshot(d.snap, g.frames, owners)
@@ -242,13 +250,13 @@ func (g *frameGraph) addTree(t *page.FrameTree, ts *tsession, parent *frameRec) 
 
 // hangOOPIFs hangs out-of-process iframes under their parent frame,
 // parents first, and records their owner elements.
-func (s *Session) hangOOPIFs(ctx context.Context, g *frameGraph, data []targetData, oops []*oopif, owners map[cdp.FrameID]cdp.BackendNodeID) {
+func (g *frameGraph) hangOOPIFs(data []targetData, oops []*oopif, owners map[cdp.FrameID]cdp.BackendNodeID, ownerOf ownerLookup, log *slog.Logger) {
 	pending := make([]int, 0, len(oops))
 	for i := range oops {
 		if data[i+1].treeErr == nil && data[i+1].tree != nil {
 			pending = append(pending, i)
 		} else {
-			s.log.Debug("skip out-of-process frame", slog.String("target", string(oops[i].id)),
+			log.Debug("skip out-of-process frame", slog.String("target", string(oops[i].id)),
 				slog.Any("error", errors.Join(data[i+1].treeErr, data[i+1].snapErr)))
 		}
 	}
@@ -269,12 +277,7 @@ func (s *Session) hangOOPIFs(ctx context.Context, g *frameGraph, data []targetDa
 			if f == nil {
 				continue
 			}
-			if o.owner == 0 {
-				if res, err := call(ctx, s, parent.ts, dom.GetFrameOwner, dom.GetFrameOwnerParams{FrameID: f.id}); err == nil {
-					o.owner = res.BackendNodeID
-				}
-			}
-			owners[f.id] = o.owner
+			owners[f.id] = ownerOf(parent, f.id, o)
 		}
 		if len(rest) == len(pending) {
 			for _, i := range rest { // parent unknown: hang under the top frame
@@ -322,14 +325,9 @@ func (g *frameGraph) name(owners map[cdp.FrameID]cdp.BackendNodeID) {
 // readAX reads owner box deltas and the accessibility trees that changed,
 // in parallel (phase 3). It returns the trees it fetched, to be cached, and
 // the error of the top frame's tree.
-func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameID]uint64, doms map[*tsession]uint64) (map[cdp.FrameID]*axCache, error) {
-	s.mu.Lock()
-	cached := make(map[cdp.FrameID]*axCache, len(g.order))
-	for _, f := range g.order {
-		cached[f.id] = s.cache[f.id]
-	}
-	s.mu.Unlock()
-	fresh := make(map[cdp.FrameID]*axCache)
+func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameID]uint64, doms map[*tsession]uint64) (map[cdp.FrameID]*axTree, error) {
+	cached := s.ax.lookup(g.order)
+	fresh := make(map[cdp.FrameID]*axTree)
 	var fmu sync.Mutex
 	var topErr error
 	var wg sync.WaitGroup
@@ -346,8 +344,7 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 		if f.doc != nil {
 			sig = f.doc.sig
 		}
-		c := cached[f.id]
-		if c != nil && c.loader == f.loader && c.gen == gens[f.id] && c.dom == doms[f.ts] && c.sig == sig {
+		if c := cached[f.id]; c.fresh(f.loader, gens[f.id], doms[f.ts], sig) {
 			f.nodes = c.nodes
 			continue
 		}
@@ -364,7 +361,7 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 			}
 			f.nodes = res.Nodes
 			fmu.Lock()
-			fresh[f.id] = &axCache{loader: f.loader, gen: gens[f.id], dom: doms[f.ts], sig: sig, nodes: res.Nodes}
+			fresh[f.id] = &axTree{loader: f.loader, gen: gens[f.id], dom: doms[f.ts], sig: sig, nodes: res.Nodes}
 			fmu.Unlock()
 		})
 	}
@@ -375,20 +372,19 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 // storeCapture keeps the fetched trees and each frame's host target, drops
 // the cache of frames that are gone, and returns each frame's document
 // status.
-func (s *Session) storeCapture(g *frameGraph, fresh map[cdp.FrameID]*axCache) map[cdp.FrameID]docStatus {
+func (s *Session) storeCapture(g *frameGraph, fresh map[cdp.FrameID]*axTree) map[cdp.FrameID]docStatus {
+	s.ax.store(g.frames, fresh)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id := range s.cache {
-		if g.frames[id] == nil {
-			delete(s.cache, id)
-		}
-	}
-	maps.Copy(s.cache, fresh)
 	clear(s.frameTS)
-	statuses := make(map[cdp.FrameID]docStatus, len(g.order))
 	for _, f := range g.order {
 		s.frameTS[f.id] = f.ts
-		statuses[f.id] = s.status[f.id]
+	}
+	s.mu.Unlock()
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	statuses := make(map[cdp.FrameID]docStatus, len(g.order))
+	for _, f := range g.order {
+		statuses[f.id] = s.tr.status[f.id]
 	}
 	return statuses
 }
@@ -868,29 +864,29 @@ func axBool(v *accessibility.Value) bool { return axString(v) == "true" }
 // syncOOPIFs attaches the out-of-process iframes the page announced and
 // drops those that went away.
 func (s *Session) syncOOPIFs(ctx context.Context) {
-	s.mu.Lock()
+	s.tr.mu.Lock()
 	var attach []*oopif
 	var drop []*tsession
-	for id, o := range s.oopifs {
+	for id, o := range s.tr.oopifs {
 		switch {
 		case o.gone:
 			if o.ts != nil {
 				drop = append(drop, o.ts)
 			}
-			delete(s.oopifs, id)
-			delete(s.domGen, o.ts)
+			delete(s.tr.oopifs, id)
+			delete(s.tr.domGen, o.ts)
 		case o.ts == nil && !o.failed:
 			attach = append(attach, o)
 		}
 	}
-	s.mu.Unlock()
+	s.tr.mu.Unlock()
 	for _, ts := range drop {
 		go ts.cancel() // detaches; never blocks an observation
 	}
 	for _, o := range attach {
 		ts := &tsession{id: o.id, oopif: true}
 		octx, cancel := chromedp.NewContext(s.tabCtx,
-			chromedp.WithTargetID(o.id), chromedp.WithDetachOnCancel(), chromedp.WithListener(s.listener(ts)))
+			chromedp.WithTargetID(o.id), chromedp.WithDetachOnCancel(), chromedp.WithListener(s.tr.listener(ts)))
 		ts.ctx, ts.cancel = octx, cancel
 		err := startTarget(ctx, octx, cancel, s.timeout)
 		if err == nil {
@@ -898,8 +894,10 @@ func (s *Session) syncOOPIFs(ctx context.Context) {
 			err = s.setupTarget(ctx, ts)
 		}
 		s.mu.Lock()
+		s.tr.mu.Lock()
 		if err != nil || s.closed {
 			o.failed = err != nil
+			s.tr.mu.Unlock()
 			s.mu.Unlock()
 			if err != nil {
 				s.log.Debug("attach out-of-process frame", slog.String("target", string(o.id)), slog.String("error", err.Error()))
@@ -908,6 +906,7 @@ func (s *Session) syncOOPIFs(ctx context.Context) {
 			continue
 		}
 		o.ts = ts
+		s.tr.mu.Unlock()
 		s.mu.Unlock()
 	}
 }

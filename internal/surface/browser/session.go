@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,11 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
-	"github.com/chromedp/cdproto/css"
-	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
-	"github.com/chromedp/cdproto/inspector"
-	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
@@ -66,33 +61,6 @@ type tsession struct {
 	oopif  bool
 }
 
-// oopif is an out-of-process iframe target the page auto-attached.
-type oopif struct {
-	id     target.ID
-	parent cdp.FrameID
-	ts     *tsession // nil until attached
-	gone   bool
-	failed bool
-	owner  cdp.BackendNodeID // owner <iframe> in the parent frame, once known
-}
-
-type worldKey struct {
-	ts *tsession
-	id runtime.ExecutionContextID
-}
-
-type dialogState struct {
-	typ string
-	msg string
-	ts  *tsession
-}
-
-type docStatus struct {
-	loader cdp.LoaderID
-	status int
-	seq    uint64
-}
-
 // Session is one isolated browser context with one page. It implements
 // surface.Surface: methods are for one goroutine at a time, except Close,
 // which is safe to call concurrently and more than once.
@@ -110,82 +78,43 @@ type Session struct {
 	closeOnce sync.Once
 	closeErr  error
 
-	mu       sync.Mutex
-	closed   bool
-	evSeq    uint64        // every tracked event
-	changes  uint64        // change events (WaitChange)
-	notify   chan struct{} // closed and replaced on every tracked event
-	seq      uint64        // observations
-	obs      map[uint64]uint64
-	frameGen map[cdp.FrameID]uint64
-	domGen   map[*tsession]uint64
-	worlds   map[worldKey]cdp.FrameID
-	frameCtx map[cdp.FrameID]worldKey // isolated world per frame
-	status   map[cdp.FrameID]docStatus
-	navStart map[cdp.FrameID]uint64
-	settled  map[cdp.FrameID]uint64
-	topFrame cdp.FrameID
-	topURL   string
-	// docMethod is the method of the last request of each top-frame
-	// document load in flight (a redirect's GET replaces the POST);
-	// postFrames holds the frames (the top one included) whose committed
-	// document came from a POST: a reload of the top document makes
-	// Chromium send each such frame's form again, so any one of them makes
-	// the page POST-backed.
-	docMethod  map[cdp.LoaderID]string
-	postFrames map[cdp.FrameID]bool
-	dialog     *dialogState
-	noDialog   context.Context // canceled while a dialog is open
-	dlgOpen    context.CancelFunc
-	oopifs     map[target.ID]*oopif
-	sessions   map[target.SessionID]target.ID // auto-attach sessions of iframes
-	frameTS    map[cdp.FrameID]*tsession      // host target of each frame, per last capture
-	cache      map[cdp.FrameID]*axCache
-	last       *domain.UiSnapshot
+	// tr follows the page from CDP events; ax caches accessibility trees.
+	tr *tracker
+	ax *axCache
+
+	// mu guards the fields below; a method that needs both takes mu
+	// before tr.mu, never after.
+	mu      sync.Mutex
+	closed  bool
+	frameTS map[cdp.FrameID]*tsession // host target of each frame, per last capture
+	last    *domain.UiSnapshot
 }
 
 func newSession(ctx context.Context, b *Browser) (*Session, error) {
 	s := &Session{
-		b:        b,
-		log:      b.log.With(slog.String("component", "browser.session")),
-		timeout:  b.opts.CallTimeout,
-		notify:   make(chan struct{}),
-		obs:      make(map[uint64]uint64),
-		frameGen: make(map[cdp.FrameID]uint64),
-		domGen:   make(map[*tsession]uint64),
-		worlds:   make(map[worldKey]cdp.FrameID),
-		frameCtx: make(map[cdp.FrameID]worldKey),
-		status:   make(map[cdp.FrameID]docStatus),
-		navStart: make(map[cdp.FrameID]uint64),
-		settled:  make(map[cdp.FrameID]uint64),
-		oopifs:   make(map[target.ID]*oopif),
-		sessions: make(map[target.SessionID]target.ID),
-		frameTS:  make(map[cdp.FrameID]*tsession),
-		cache:    make(map[cdp.FrameID]*axCache),
-		topURL:   "about:blank",
-
-		docMethod:  make(map[cdp.LoaderID]string),
-		postFrames: make(map[cdp.FrameID]bool),
+		b:       b,
+		log:     b.log.With(slog.String("component", "browser.session")),
+		timeout: b.opts.CallTimeout,
+		frameTS: make(map[cdp.FrameID]*tsession),
+		ax:      newAXCache(),
 	}
 	s.alive, s.killFn = context.WithCancelCause(context.Background())
-	s.noDialog = context.Background()
-	s.resetDialogCtx()
-
 	s.page = &tsession{}
+	s.tr = newTracker(s.page, s.die)
 	s.tabCtx, s.tabCancel = chromedp.NewContext(s.b.rootCtx,
 		chromedp.WithNewBrowserContext(),
-		chromedp.WithListener(s.listener(s.page)))
+		chromedp.WithListener(s.tr.listener(s.page)))
 	s.page.ctx, s.page.cancel = s.tabCtx, s.tabCancel
 	if err := startTarget(ctx, s.tabCtx, s.tabCancel, 3*s.timeout); err != nil {
 		return nil, fmt.Errorf("new session: %w", s.b.wrapLost(err))
 	}
 	s.page.t = chromedp.FromContext(s.tabCtx).Target
 	s.page.id = s.page.t.TargetID
-	s.mu.Lock()
-	if s.topFrame == "" {
-		s.topFrame = cdp.FrameID(s.page.id) // a page's main frame has its target's id
+	s.tr.mu.Lock()
+	if s.tr.topFrame == "" {
+		s.tr.topFrame = cdp.FrameID(s.page.id) // a page's main frame has its target's id
 	}
-	s.mu.Unlock()
+	s.tr.mu.Unlock()
 	if err := s.setupTarget(ctx, s.page); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("new session: %w", err)
@@ -245,199 +174,21 @@ func (s *Session) setupTarget(ctx context.Context, ts *tsession) error {
 	return nil
 }
 
-// listener returns the event handler of one target. It runs on the target's
-// read loop: it only updates state under s.mu.
-func (s *Session) listener(ts *tsession) func(ev any) {
-	return func(ev any) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.handle(ts, ev)
-	}
-}
-
-// handle updates the session state from one event. s.mu is held.
-func (s *Session) handle(ts *tsession, ev any) {
-	switch e := ev.(type) {
-	case *page.EventFrameNavigated:
-		post := s.docMethod[e.Frame.LoaderID] == "POST"
-		delete(s.docMethod, e.Frame.LoaderID)
-		if e.Frame.ParentID == "" && !ts.oopif {
-			s.topFrame = e.Frame.ID
-			s.topURL = e.Frame.URL + e.Frame.URLFragment
-			clear(s.postFrames)
-		}
-		if post {
-			s.postFrames[e.Frame.ID] = true
-		} else {
-			delete(s.postFrames, e.Frame.ID)
-		}
-		s.frameGen[e.Frame.ID]++
-		s.changed()
-	case *page.EventNavigatedWithinDocument:
-		if e.FrameID == s.topFrame {
-			s.topURL = e.URL
-		}
-		s.frameGen[e.FrameID]++
-		s.settled[e.FrameID] = s.evSeq + 1
-		s.changed()
-	case *page.EventFrameAttached:
-		s.frameGen[e.ParentFrameID]++
-		s.changed()
-	case *page.EventFrameDetached:
-		delete(s.postFrames, e.FrameID)
-		s.settled[e.FrameID] = s.evSeq + 1
-		s.changed()
-	case *page.EventFrameRequestedNavigation:
-		s.navStart[e.FrameID] = s.evSeq + 1
-		s.wake()
-	case *page.EventFrameStartedNavigating:
-		s.navStart[e.FrameID] = s.evSeq + 1
-		s.wake()
-	case *page.EventFrameStartedLoading:
-		s.navStart[e.FrameID] = s.evSeq + 1
-		s.wake()
-	case *page.EventFrameStoppedLoading:
-		s.settled[e.FrameID] = s.evSeq + 1
-		s.wake()
-	case *page.EventLifecycleEvent:
-		switch e.Name {
-		case "DOMContentLoaded":
-			s.settled[e.FrameID] = s.evSeq + 1
-			s.frameGen[e.FrameID]++
-			s.changed()
-		case "load":
-			s.frameGen[e.FrameID]++
-			s.changed()
-		}
-	case *page.EventDomContentEventFired, *page.EventLoadEventFired:
-		s.changed()
-	case *page.EventJavascriptDialogOpening:
-		s.dialog = &dialogState{typ: string(e.Type), msg: e.Message, ts: ts}
-		s.dlgOpen()
-		s.changed()
-	case *page.EventJavascriptDialogClosed:
-		s.dialog = nil
-		s.resetDialogCtx()
-		s.changed()
-	case *dom.EventDocumentUpdated, *dom.EventChildNodeInserted, *dom.EventChildNodeRemoved,
-		*dom.EventAttributeModified, *dom.EventAttributeRemoved, *dom.EventCharacterDataModified,
-		*dom.EventChildNodeCountUpdated, *dom.EventShadowRootPushed, *dom.EventShadowRootPopped,
-		*dom.EventPseudoElementAdded, *dom.EventPseudoElementRemoved, *css.EventMediaQueryResultChanged:
-		s.domGen[ts]++
-		s.changed()
-	case *runtime.EventExecutionContextCreated:
-		if e.Context.Name != worldName || len(e.Context.AuxData) == 0 {
-			return
-		}
-		var aux struct {
-			FrameID cdp.FrameID `json:"frameId"`
-		}
-		if json.Unmarshal(e.Context.AuxData, &aux) == nil && aux.FrameID != "" {
-			k := worldKey{ts, e.Context.ID}
-			s.worlds[k] = aux.FrameID
-			s.frameCtx[aux.FrameID] = k
-		}
-	case *runtime.EventExecutionContextsCleared:
-		for k, f := range s.worlds {
-			if k.ts == ts {
-				delete(s.worlds, k)
-				if s.frameCtx[f] == k {
-					delete(s.frameCtx, f)
-				}
-			}
-		}
-	case *runtime.EventBindingCalled:
-		if e.Name != bindingName {
-			return
-		}
-		if f, ok := s.worlds[worldKey{ts, e.ExecutionContextID}]; ok {
-			s.frameGen[f]++
-		} else {
-			s.domGen[ts]++
-		}
-		s.changed()
-	case *network.EventRequestWillBeSent:
-		// A document request of any frame of the page: its loader becomes
-		// the new document's. A redirect is sent again under the same
-		// loader with the redirect's method, so POST→303→GET ends as GET.
-		if e.Type == network.ResourceTypeDocument && e.Request != nil && e.LoaderID != "" {
-			if len(s.docMethod) >= 64 {
-				clear(s.docMethod)
-			}
-			s.docMethod[e.LoaderID] = e.Request.Method
-		}
-	case *network.EventResponseReceived:
-		if e.Type == network.ResourceTypeDocument && e.FrameID != "" && e.Response != nil {
-			s.evSeq++
-			s.status[e.FrameID] = docStatus{loader: e.LoaderID, status: int(e.Response.Status), seq: s.evSeq}
-		}
-	case *inspector.EventTargetCrashed:
-		if ts == s.page {
-			s.killLocked(fmt.Errorf("%w: renderer crashed", surface.ErrCrashed))
-		} else if o := s.oopifs[ts.id]; o != nil {
-			o.gone = true // an out-of-process frame crashed: the page lives on
-			s.changed()
-		}
-	case *inspector.EventDetached:
-		if ts == s.page {
-			s.killLocked(fmt.Errorf("%w: inspector detached: %s", surface.ErrCrashed, e.Reason))
-		}
-	case *target.EventAttachedToTarget:
-		if e.TargetInfo == nil || e.TargetInfo.Type != "iframe" {
-			return
-		}
-		s.sessions[e.SessionID] = e.TargetInfo.TargetID
-		if o, ok := s.oopifs[e.TargetInfo.TargetID]; ok && !o.gone {
-			return
-		}
-		s.oopifs[e.TargetInfo.TargetID] = &oopif{id: e.TargetInfo.TargetID, parent: e.TargetInfo.ParentFrameID}
-		s.changed()
-	case *target.EventDetachedFromTarget:
-		if id, ok := s.sessions[e.SessionID]; ok {
-			delete(s.sessions, e.SessionID)
-			if o := s.oopifs[id]; o != nil {
-				o.gone = true
-			}
-			s.changed()
-		}
-	}
-}
-
-// changed records a change event. s.mu is held.
-func (s *Session) changed() {
-	s.changes++
-	s.wake()
-}
-
-// wake wakes every waiter. s.mu is held.
-func (s *Session) wake() {
-	s.evSeq++
-	close(s.notify)
-	s.notify = make(chan struct{})
-}
-
-// resetDialogCtx makes a fresh "no dialog" context. s.mu is held (or the
-// session is not shared yet).
-func (s *Session) resetDialogCtx() {
-	if s.noDialog.Err() == nil && s.dlgOpen != nil {
-		return
-	}
-	s.noDialog, s.dlgOpen = context.WithCancel(context.Background())
-}
-
 // kill marks the session dead with err (the first cause wins).
 func (s *Session) kill(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.killLocked(err)
+	s.tr.mu.Lock()
+	defer s.tr.mu.Unlock()
+	s.die(err)
+	s.tr.wake()
 }
 
-func (s *Session) killLocked(err error) {
+// die cancels the session's life with err and wakes no one; the tracker
+// calls it with its lock held.
+func (s *Session) die(err error) {
 	if s.alive.Err() == nil {
 		s.log.Warn("session lost", slog.String("error", err.Error()))
 	}
 	s.killFn(err)
-	s.wake()
 }
 
 // usable returns why the session cannot be used, or nil.
@@ -478,9 +229,9 @@ func call[P, R any](ctx context.Context, s *Session, ts *tsession, cmd cdp.Comma
 	if len(opts) > 0 {
 		opt = opts[0]
 	}
-	s.mu.Lock()
-	nd := s.noDialog
-	s.mu.Unlock()
+	s.tr.mu.Lock()
+	nd := s.tr.noDialog
+	s.tr.mu.Unlock()
 	if opt == abortOnDialog && nd.Err() != nil {
 		return zero, fmt.Errorf("%s: %w", cmd.Method, errDialogOpen)
 	}
@@ -509,11 +260,11 @@ func (s *Session) callErr(ctx context.Context, ts *tsession, method string, nd c
 			s.kill(fmt.Errorf("%w: page target detached", surface.ErrCrashed))
 			return s.usable()
 		}
-		s.mu.Lock()
-		if o := s.oopifs[ts.id]; o != nil {
+		s.tr.mu.Lock()
+		if o := s.tr.oopifs[ts.id]; o != nil {
 			o.gone = true
 		}
-		s.mu.Unlock()
+		s.tr.mu.Unlock()
 		return fmt.Errorf("%s: frame target gone: %w", method, err)
 	}
 	if ctx.Err() != nil {
@@ -540,16 +291,17 @@ func (s *Session) WaitChange(ctx context.Context, since uint64) error {
 			return err
 		}
 		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
 			return ErrClosed
 		}
-		if s.changedSinceLocked(since) {
-			s.mu.Unlock()
+		s.tr.mu.Lock()
+		changed, ch := s.tr.changedSinceLocked(since), s.tr.notify
+		s.tr.mu.Unlock()
+		if changed {
 			return nil
 		}
-		ch := s.notify
-		s.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -569,25 +321,12 @@ func (s *Session) ChangedSince(_ context.Context, since uint64) (bool, error) {
 		return false, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
 		return false, ErrClosed
 	}
-	return s.changedSinceLocked(since), nil
-}
-
-// changedSinceLocked is ChangedSince's answer; s.mu is held. A since not yet
-// observed is remembered with the current change count.
-func (s *Session) changedSinceLocked(since uint64) bool {
-	base, ok := s.obs[since]
-	if !ok {
-		if since <= s.seq {
-			return true
-		}
-		base = s.changes
-		s.obs[since] = base
-	}
-	return s.changes > base
+	return s.tr.changedSince(since), nil
 }
 
 // Screenshot returns a PNG of the page's viewport. It fails while a
@@ -611,17 +350,19 @@ func (s *Session) Close() error {
 		wasAlive := s.alive.Err() == nil && s.b.lostErr() == nil
 		s.mu.Lock()
 		s.closed = true
+		s.tr.mu.Lock()
 		var frames []*tsession
-		for _, o := range s.oopifs {
+		for _, o := range s.tr.oopifs {
 			if o.ts != nil {
 				frames = append(frames, o.ts)
 			}
 		}
+		s.tr.mu.Unlock()
 		s.mu.Unlock()
 		s.killFn(ErrClosed)
-		s.mu.Lock()
-		s.wake()
-		s.mu.Unlock()
+		s.tr.mu.Lock()
+		s.tr.wake()
+		s.tr.mu.Unlock()
 		for _, ts := range frames {
 			ts.cancel()
 		}
@@ -641,7 +382,3 @@ func (s *Session) Close() error {
 	})
 	return s.closeErr
 }
-
-// postBacked reports whether any frame's document came from a POST. s.mu
-// is held.
-func (s *Session) postBacked() bool { return len(s.postFrames) > 0 }
