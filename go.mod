@@ -3,7 +3,6 @@ module github.com/cuahq/cua
 go 1.26.8
 
 require (
-	github.com/MakeNowJust/heredoc v1.0.0
 	github.com/anthropics/anthropic-sdk-go/v2 v2.17.0
 	github.com/chromedp/cdproto v0.160.1
 	github.com/chromedp/chromedp v0.23.1
