@@ -100,6 +100,16 @@ func (c *Catalog) Add(ctx context.Context, file string, data []byte) (AddResult,
 	return AddResult{Version: v, Created: created}, nil
 }
 
+// AddFile reads the capability file at path (bounded, regular files only)
+// and adds it (see Add).
+func (c *Catalog) AddFile(ctx context.Context, path string) (AddResult, error) {
+	data, err := capability.ReadBounded(path, capability.MaxFileSize)
+	if err != nil {
+		return AddResult{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return c.Add(ctx, path, data)
+}
+
 // List returns the stored versions (without bodies), of one capability when
 // id is set.
 func (c *Catalog) List(ctx context.Context, id string) ([]store.Version, error) {

@@ -166,3 +166,27 @@ func (c *Catalog) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, err
 func (c *Catalog) Run(ctx context.Context, id string) (store.Run, error) {
 	return c.st.GetRun(ctx, id)
 }
+
+// Library serves the catalog's sealed versions to a replay by "id" or
+// "id@version" (it satisfies replay.Library, whose Lookup takes no
+// context, so it holds ctx for its lookups). Preflight then checks each
+// one against its pinned content hash.
+func (c *Catalog) Library(ctx context.Context) *Library { return &Library{c: c, ctx: ctx} }
+
+// Library is a replay library over a catalog, bound to one run's context.
+type Library struct {
+	c   *Catalog
+	ctx context.Context
+}
+
+// Lookup resolves ref in the catalog and verifies its stored bytes.
+func (l *Library) Lookup(ref string) (*capability.Loaded, error) {
+	got, _, err := l.c.Resolve(l.ctx, ref)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, domain.Errorf(domain.CodeCapabilityInvalid, "capability %s is not in the catalog", ref)
+		}
+		return nil, err
+	}
+	return got, nil
+}

@@ -143,6 +143,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(newCmdDemo(f, nil))
 	root.AddCommand(newCmdDiscover(f, nil))
 	root.AddCommand(newCmdSecrets(f))
+	root.AddCommand(newCmdCatalog(f), newCmdRuns(f))
 	return root
 }
 
