@@ -143,9 +143,14 @@ func refused(o replay.Options, why error) *domain.RunRecord {
 		now = o.Now
 	}
 	t := now().UTC().Format(time.RFC3339Nano)
+	msg := why.Error()
+	var de *domain.Error
+	if errors.As(why, &de) && de.Message != "" {
+		msg = de.Message
+	}
 	rec := &domain.RunRecord{SchemaVersion: 1, RunID: o.RunID, Capability: o.Capability.Capability.Ref(),
 		ContentHash: o.Capability.Hash, Status: domain.StatusFailed, ExitCode: domain.StatusFailed.ExitCode(),
-		FailureCode: domain.ErrorCode(why), Message: why.Error(), StartedAt: t, FinishedAt: t, Steps: []domain.StepResult{},
+		FailureCode: domain.ErrorCode(why), Message: msg, StartedAt: t, FinishedAt: t, Steps: []domain.StepResult{},
 		BaseURL: o.BaseURL}
 	redactMessages(rec, o.Redactor)
 	return rec
