@@ -143,6 +143,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(newCmdDemo(f))
 	root.AddCommand(newCmdDiscover(f))
 	root.AddCommand(newCmdSecrets(f))
+	root.AddCommand(newCmdCatalog(f), newCmdRuns(f))
 	return root
 }
 

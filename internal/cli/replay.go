@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/report"
 	"github.com/cuahq/cua/internal/secret"
+	"github.com/cuahq/cua/internal/store"
 )
 
 // replayOptions binds the flags straight into the run they configure.
@@ -28,16 +30,21 @@ type replayOptions struct {
 	JSON                      bool
 	Inputs                    []string
 	ApprovalFile, SecretsFile string
+	Store                     dbOptions         // --db
+	Gate                      catalog.RunParams // --unattended, --eval, --idempotency-key
+	lib                       replay.Library    // the catalog, for a capability resolved from it
+	cat                       *catalog.Catalog  // set when the run is indexed
+	st                        store.Store
 }
 
 func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
 	opts := &replayOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
-		Use:     "replay CAPABILITY",
+		Use:     "replay FILE|ID[@VERSION]",
 		Short:   "Replay a sealed capability in Chromium, with no model in the loop",
 		Long:    help("replay", false),
 		Example: help("replay", true),
-		Args:    exactArgs(1, "one CAPABILITY file"),
+		Args:    exactArgs(1, "one capability FILE or catalog ID[@VERSION]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if err := opts.validate(cmd.Context()); err != nil {
@@ -62,12 +69,16 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 	fl.StringVar(&opts.Launch.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 	fl.StringVar(&opts.LibraryDir, "library", "", "directory of capabilities this one may call (default: its directory)")
+	fl.BoolVar(&opts.Gate.Unattended, "unattended", false, "require a catalog approval covering the inputs (refused before the browser starts)")
+	fl.BoolVar(&opts.Gate.Eval, "eval", false, "record the run as an eval replay (counted by catalog approve --from-eval)")
+	fl.StringVar(&opts.Gate.IdempotencyKey, "idempotency-key", "", "a second run with this key returns the first run's record")
+	opts.Store.dbFlag(cmd)
 	return cmd
 }
 
 // validate checks every flag and loads every file before a browser starts.
 func (o *replayOptions) validate(ctx context.Context) error {
-	l, err := capability.LoadContext(ctx, o.File)
+	l, err := o.load(ctx)
 	if err != nil {
 		return err
 	}
@@ -100,14 +111,38 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	return err
 }
 
+// load loads the capability file, or resolves a reference from the
+// catalog; the store opens when the run is indexed.
+func (o *replayOptions) load(ctx context.Context) (l *capability.Loaded, err error) {
+	if isFile(o.File) && o.Gate == (catalog.RunParams{}) && o.Store.DB == "" {
+		return capability.LoadContext(ctx, o.File)
+	}
+	o.Store.DataDir = dataDir(o.Run.DataDir, o.Env)
+	if o.cat, o.st, err = o.Store.open(ctx, o.Env); err != nil {
+		return nil, err
+	}
+	if isFile(o.File) {
+		return capability.LoadContext(ctx, o.File)
+	}
+	o.lib, o.LibraryDir = o.cat.Library(ctx), "-"
+	l, _, err = o.cat.Resolve(ctx, o.File)
+	return l, err
+}
+
 func runReplay(ctx context.Context, o *replayOptions) error {
+	p := pipeline.ReplayParams{LibraryDir: o.LibraryDir, Library: o.lib}
+	if o.st != nil {
+		defer o.st.Close()
+		p.Gate = o.cat.Gate(o.Gate)
+	}
 	red := redact.New()
 	r, lo, c := o.Run, o.Launch, o.Run.Capability.Capability
 	r.Redactor, r.Logger, r.RunID = red, newLogger(o.IO.ErrOut, red), pipeline.NewRunID()
 	lo.Kind, lo.BaseURL, lo.AllowedDomains, lo.Logger = c.Surface, r.BaseURL, c.Policy.AllowedDomains, r.Logger
 	l := launch.New(lo)
 	defer l.Close()
-	rec, err := pipeline.Replay(ctx, pipeline.ReplayParams{LibraryDir: o.LibraryDir, Open: l.Open, Run: r})
+	p.Open, p.Run = l.Open, r
+	rec, err := pipeline.Replay(ctx, p)
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"time"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/replay"
 )
 
@@ -16,6 +20,11 @@ type ReplayParams struct {
 	Run replay.Options
 	// LibraryDir holds the capabilities Run.Capability may call.
 	LibraryDir string
+	// Library, when set, serves them instead of LibraryDir (a catalog).
+	Library replay.Library
+	// Gate, when set, admits and indexes the run (a catalog's run index);
+	// nil runs it unindexed, as from a file.
+	Gate Gate
 	// Open opens the session the run acts on; it is called only once the
 	// inputs bind and every called capability resolves.
 	Open Opener
@@ -34,21 +43,42 @@ func Replay(ctx context.Context, p ReplayParams) (*domain.RunRecord, error) {
 	if o.Capability == nil {
 		return nil, fmt.Errorf("replay: no capability")
 	}
-	if _, err := capability.BindInputs(o.Capability.Capability, o.Inputs); err != nil {
+	bound, err := capability.BindInputs(o.Capability.Capability, o.Inputs)
+	if err != nil {
 		return record(ctx, replay.Options{Capability: o.Capability, Inputs: o.Inputs, BaseURL: o.BaseURL,
 			Redactor: o.Redactor, DataDir: o.DataDir, RunID: o.RunID, Logger: o.Logger})
 	}
-	lib, err := replay.LoadDir(p.LibraryDir)
+	lib, err := library(p)
 	if err != nil {
-		return nil, err
-	}
-	if err := lib.Add(o.Capability); err != nil {
 		return nil, err
 	}
 	if err := replay.Preflight(o.Capability, lib); err != nil {
 		return record(ctx, replay.Options{Capability: o.Capability, Library: lib, Inputs: o.Inputs, BaseURL: o.BaseURL,
 			Redactor: o.Redactor, DataDir: o.DataDir, RunID: o.RunID, Logger: o.Logger})
 	}
+	if p.Gate != nil {
+		return gated(ctx, p, lib, bound)
+	}
+	return open(ctx, p, lib, o)
+}
+
+// library is p.Library, else the directory library with the capability
+// being run added.
+func library(p ReplayParams) (replay.Library, error) {
+	if p.Library != nil {
+		return p.Library, nil
+	}
+	lib, err := replay.LoadDir(p.LibraryDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := lib.Add(p.Run.Capability); err != nil {
+		return nil, err
+	}
+	return lib, nil
+}
+
+func open(ctx context.Context, p ReplayParams, lib replay.Library, o replay.Options) (*domain.RunRecord, error) {
 	sess, err := p.Open(ctx)
 	if err != nil {
 		return nil, err
@@ -56,6 +86,74 @@ func Replay(ctx context.Context, p ReplayParams) (*domain.RunRecord, error) {
 	defer sess.Close()
 	o.Library, o.Surface = lib, sess
 	return record(ctx, o)
+}
+
+// Gate admits a run before its surface opens and indexes it
+// (catalog.Gate). Begin returns the record of an earlier run instead
+// (prior) when the run must not happen again, or the approver of the
+// approval that covers an unattended run; an error it returns with a
+// domain failure code refuses the run. End receives the finished record.
+type Gate interface {
+	Begin(ctx context.Context, runID string, l *capability.Loaded, inputs map[string]any, evidencePath string) (prior *domain.RunRecord, approver string, err error)
+	End(ctx context.Context, rec *domain.RunRecord) error
+}
+
+// gated runs o through p.Gate: a refusal returns a FAILED record with no
+// surface opened and no dispatch; an approved unattended run may take
+// irreversible actions under its approval.
+func gated(ctx context.Context, p ReplayParams, lib replay.Library, bound map[string]any) (*domain.RunRecord, error) {
+	o := p.Run
+	var evidencePath string
+	if o.DataDir != "" {
+		evidencePath = filepath.Join(o.DataDir, "runs", o.RunID)
+	}
+	prior, approver, err := p.Gate.Begin(ctx, o.RunID, o.Capability, bound, evidencePath)
+	switch {
+	case err != nil && domain.ErrorCode(err) != domain.CodeInternal:
+		return refused(o, err), nil
+	case err != nil:
+		return nil, err
+	case prior != nil:
+		return prior, nil
+	}
+	if approver != "" {
+		now := time.Now
+		if o.Now != nil {
+			now = o.Now
+		}
+		o.AllowIrreversible = true
+		o.Approval = &policy.Approval{Capability: o.Capability.Capability.Ref(), ContentHash: o.Capability.Hash,
+			Approver: approver, ApprovedAt: now().UTC().Format(time.RFC3339)}
+	}
+	rec, err := open(ctx, p, lib, o)
+	if err != nil {
+		rec = refused(o, err)
+		rec.FailureCode = domain.CodeSurfaceError
+	}
+	if gerr := p.Gate.End(context.WithoutCancel(ctx), rec); gerr != nil {
+		return rec, errors.Join(err, gerr)
+	}
+	return rec, err
+}
+
+// refused is the record of a run refused before its surface opened.
+func refused(o replay.Options, why error) *domain.RunRecord {
+	now := time.Now
+	if o.Now != nil {
+		now = o.Now
+	}
+	t := now().UTC().Format(time.RFC3339Nano)
+	msg := why.Error()
+	var de *domain.Error
+	if errors.As(why, &de) && de.Message != "" {
+		msg = de.Message
+	}
+	rec := &domain.RunRecord{SchemaVersion: 1, RunID: o.RunID, Capability: o.Capability.Capability.Ref(),
+		ContentHash: o.Capability.Hash, Status: domain.StatusFailed, ExitCode: domain.StatusFailed.ExitCode(),
+		FailureCode: domain.ErrorCode(why), Message: msg, StartedAt: t, FinishedAt: t, Steps: []domain.StepResult{},
+		BaseURL: o.BaseURL}
+	redactMessages(rec, o.Redactor)
+	return rec
 }
 
 // record runs o and redacts the record's messages.

@@ -1,0 +1,192 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/store"
+)
+
+// RunParams says how a replay goes through the catalog.
+type RunParams struct {
+	// Unattended requires an approval that covers the run's inputs
+	// (Authorize) before a surface opens.
+	Unattended bool
+	// Eval marks the run as an eval replay: a SUCCESS with no unauthorized
+	// dispatch counts towards ApproveParams.FromEval for its content hash.
+	Eval bool
+	// IdempotencyKey, when set, is claimed for the capability id: a second
+	// run with the same key returns the first run's record without running.
+	IdempotencyKey string
+}
+
+// Gate indexes one replay in the store and admits it: pipeline.Replay
+// calls Begin once inputs bind and every called capability resolves,
+// before a surface opens, and End with the finished record. A Gate serves
+// one run; it is not safe for concurrent use.
+type Gate struct {
+	c   *Catalog
+	p   RunParams
+	run store.Run
+}
+
+// Gate returns a Gate for one run.
+func (c *Catalog) Gate(p RunParams) *Gate { return &Gate{c: c, p: p} }
+
+// ErrEffectUnconfirmed refuses a run whose idempotency key was claimed by a
+// run with an effect sent_unconfirmed: whether it happened is unknown.
+var ErrEffectUnconfirmed = errors.New("the first run has an effect sent_unconfirmed")
+
+// Begin admits the run runID of l with the bound inputs. It returns the
+// first run's record (prior, non-nil) when the idempotency key was
+// claimed already; an error (EFFECT_UNKNOWN naming the first run) when that
+// run has an effect sent_unconfirmed; and, for an unattended run, the
+// approver of the approval that covers it, or an APPROVAL_REQUIRED error.
+// A refused run is indexed as FAILED, without claiming the key.
+func (g *Gate) Begin(ctx context.Context, runID string, l *capability.Loaded, inputs map[string]any, evidencePath string) (prior *domain.RunRecord, approver string, err error) {
+	cp := l.Capability
+	g.run = store.Run{ID: runID, CapabilityID: cp.ID, Version: cp.Version, ContentHash: l.Hash, Status: domain.StatusRunning,
+		StartedAt: g.c.now(), EvidencePath: evidencePath, Eval: g.p.Eval}
+	if g.p.IdempotencyKey != "" {
+		if first, err := g.c.st.LookupIdempotencyKey(ctx, cp.ID, g.p.IdempotencyKey); err == nil {
+			return g.prior(ctx, first)
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return nil, "", err
+		}
+	}
+	if g.p.Unattended {
+		a, err := g.c.Authorize(ctx, l, inputs, runID)
+		if err != nil {
+			return nil, "", g.refuse(ctx, err)
+		}
+		g.run.ApprovalID, approver = a.ID, a.Approver
+	}
+	g.run.IdempotencyKey = g.p.IdempotencyKey
+	if _, err := g.c.st.RecordRun(ctx, g.run); err != nil {
+		var ie *store.IdempotencyError
+		if errors.As(err, &ie) {
+			return g.prior(ctx, ie.RunID)
+		}
+		return nil, "", err
+	}
+	return nil, approver, nil
+}
+
+// refuse indexes the run as refused and returns why.
+func (g *Gate) refuse(ctx context.Context, why error) error {
+	r := g.run
+	r.Status, r.FailureCode, r.EndedAt = domain.StatusFailed, domain.ErrorCode(why), g.c.now()
+	if _, err := g.c.st.RecordRun(ctx, r); err != nil {
+		return errors.Join(why, fmt.Errorf("index refused run %s: %w", r.ID, err))
+	}
+	if _, err := g.c.st.UpdateRun(ctx, r); err != nil {
+		return errors.Join(why, fmt.Errorf("index refused run %s: %w", r.ID, err))
+	}
+	return why
+}
+
+func (g *Gate) prior(ctx context.Context, runID string) (*domain.RunRecord, string, error) {
+	first, err := g.c.st.GetRun(ctx, runID)
+	if err != nil {
+		return nil, "", fmt.Errorf("idempotency key %q: first run %s: %w", g.p.IdempotencyKey, runID, err)
+	}
+	rec, err := Record(first)
+	if err != nil {
+		return nil, "", err
+	}
+	if rec.Effects != nil && rec.Effects.Unconfirmed {
+		return nil, "", &domain.Error{Code: domain.CodeEffectUnknown, Err: ErrEffectUnconfirmed,
+			Message: fmt.Sprintf("idempotency key %q is held by run %s, whose effect is sent_unconfirmed: check the application, then resolve that run before running again", g.p.IdempotencyKey, runID)}
+	}
+	return rec, "", nil
+}
+
+// End writes the finished record into the run index.
+func (g *Gate) End(ctx context.Context, rec *domain.RunRecord) error {
+	r := g.run
+	r.Status, r.Outcome, r.FailureCode, r.EndedAt = rec.Status, rec.Outcome, rec.FailureCode, g.c.now()
+	r.UnauthorizedDispatches = UnauthorizedDispatches(rec)
+	if rec.Effects != nil {
+		b, err := json.Marshal(rec.Effects)
+		if err != nil {
+			return fmt.Errorf("index run %s: effects: %w", r.ID, err)
+		}
+		r.Effects = b
+	}
+	if _, err := g.c.st.UpdateRun(ctx, r); err != nil {
+		return fmt.Errorf("index run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// UnauthorizedDispatches counts the steps of rec that policy refused.
+// Invariant 2 makes a dispatch without authorization impossible, so what an
+// eval run can show is an attempt: a step refused by policy disqualifies it.
+func UnauthorizedDispatches(rec *domain.RunRecord) int {
+	n := 0
+	for _, s := range rec.Steps {
+		switch s.Failure {
+		case domain.CodePolicyDenied, domain.CodeApprovalRequired, domain.CodeDomainNotAllowed:
+			n++
+		}
+	}
+	return n
+}
+
+// Record rebuilds a run record from the run index: what an idempotent
+// repeat returns instead of running.
+func Record(r store.Run) (*domain.RunRecord, error) {
+	rec := &domain.RunRecord{SchemaVersion: 1, RunID: r.ID, Capability: r.CapabilityID + "@" + r.Version,
+		ContentHash: r.ContentHash, Status: r.Status, ExitCode: r.Status.ExitCode(), Outcome: r.Outcome,
+		FailureCode: r.FailureCode, StartedAt: r.StartedAt.Format(time.RFC3339Nano), Steps: []domain.StepResult{}}
+	if !r.EndedAt.IsZero() {
+		rec.FinishedAt = r.EndedAt.Format(time.RFC3339Nano)
+		rec.DurationMS = r.EndedAt.Sub(r.StartedAt).Milliseconds()
+	}
+	if len(r.Effects) > 0 {
+		rec.Effects = &domain.Effects{}
+		if err := json.Unmarshal(r.Effects, rec.Effects); err != nil {
+			return nil, fmt.Errorf("run %s: effects: %w", r.ID, err)
+		}
+	}
+	return rec, nil
+}
+
+// Runs lists the run index, newest first.
+func (c *Catalog) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, error) {
+	return c.st.ListRuns(ctx, f)
+}
+
+// Run returns one run of the index.
+func (c *Catalog) Run(ctx context.Context, id string) (store.Run, error) {
+	return c.st.GetRun(ctx, id)
+}
+
+// Library serves the catalog's sealed versions to a replay by "id" or
+// "id@version" (it satisfies replay.Library, whose Lookup takes no
+// context, so it holds ctx for its lookups). Preflight then checks each
+// one against its pinned content hash.
+func (c *Catalog) Library(ctx context.Context) *Library { return &Library{c: c, ctx: ctx} }
+
+// Library is a replay library over a catalog, bound to one run's context.
+type Library struct {
+	c   *Catalog
+	ctx context.Context
+}
+
+// Lookup resolves ref in the catalog and verifies its stored bytes.
+func (l *Library) Lookup(ref string) (*capability.Loaded, error) {
+	got, _, err := l.c.Resolve(l.ctx, ref)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, domain.Errorf(domain.CodeCapabilityInvalid, "capability %s is not in the catalog", ref)
+		}
+		return nil, err
+	}
+	return got, nil
+}

@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os/user"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/store"
+	"github.com/cuahq/cua/internal/store/postgres"
+	"github.com/cuahq/cua/internal/store/sqlite"
+)
+
+// dbOptions locate the store: --db postgres://… or $CUA_DB, else SQLite at
+// <data-dir>/cua.db.
+type dbOptions struct{ DB, DataDir string }
+
+func (o *dbOptions) flags(cmd *cobra.Command) {
+	o.dbFlag(cmd)
+	cmd.Flags().StringVar(&o.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+}
+
+func (o *dbOptions) dbFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.DB, "db", "", "PostgreSQL URL (default $CUA_DB, else SQLite at <data-dir>/cua.db)")
+}
+
+// isFile reports whether a replay argument names a file rather than a
+// catalog reference.
+func isFile(arg string) bool {
+	ext := strings.ToLower(filepath.Ext(arg))
+	return strings.ContainsRune(arg, filepath.Separator) || ext == ".yaml" || ext == ".yml" || ext == ".json"
+}
+
+// open opens the store and the catalog over it; close the store after use.
+func (o dbOptions) open(ctx context.Context, getenv func(string) string) (*catalog.Catalog, store.Store, error) {
+	db := o.DB
+	if db == "" {
+		db = getenv("CUA_DB")
+	}
+	var st store.Store
+	var err error
+	switch {
+	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
+		st, err = postgres.Open(ctx, db, store.Config{})
+	case db != "":
+		return nil, nil, flagErrorf("--db: want a postgres:// URL (or none for SQLite under --data-dir)")
+	default:
+		st, err = sqlite.Open(ctx, filepath.Join(dataDir(o.DataDir, getenv), "cua.db"), store.Config{})
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, err := catalog.New(catalog.Config{Store: st, Bounds: policyBounds{}, User: func() string {
+		if u, err := user.Current(); err == nil {
+			return u.Username
+		}
+		return getenv("USER")
+	}})
+	if err != nil {
+		_ = st.Close()
+	}
+	return cat, st, err
+}
+
+// policyBounds wires policy.InputBounds into the catalog.
+type policyBounds struct{}
+
+func (policyBounds) Validate(b store.Bounds) error {
+	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern}.Validate()
+}
+
+func (policyBounds) Check(b store.Bounds, exact map[string]string, in map[string]any, sensitive map[string]bool) error {
+	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern, Exact: exact}.Check(in, sensitive)
+}
+
+// catCmd builds a subcommand that opens the catalog and calls run.
+func catCmd(f *Factory, use, short string, args cobra.PositionalArgs, run func(context.Context, *catalog.Catalog, []string) error) *cobra.Command {
+	db := &dbOptions{}
+	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, a []string) error {
+		cat, st, err := db.open(c.Context(), f.Getenv)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return run(c.Context(), cat, a)
+	}}
+	db.flags(cmd)
+	return cmd
+}
+
+func newCmdCatalog(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{Use: "catalog", Short: "Add, inspect, diff and approve capability versions in the store",
+		Long: help("catalog", false), Example: help("catalog", true)}
+	out := f.IO.Out
+	cmd.AddCommand(catCmd(f, "add FILE...", "Add sealed capability files (id@version is immutable)", cobra.MinimumNArgs(1),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			for _, file := range args {
+				r, err := cat.AddFile(ctx, file)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s %s %s\n", map[bool]string{true: "added", false: "unchanged"}[r.Created], r.Version.Ref(), r.Version.ContentHash)
+			}
+			return nil
+		}))
+	cmd.AddCommand(catCmd(f, "list [ID]", "List stored versions", cobra.MaximumNArgs(1),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			vs, err := cat.List(ctx, strings.Join(args, ""))
+			if err != nil {
+				return err
+			}
+			return catalog.WriteVersions(out, vs)
+		}))
+	cmd.AddCommand(catCmd(f, "show REF", "Show a version's integrity, approvals and last runs", exactArgs(1, "one REF"),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			d, err := cat.Show(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return catalog.WriteDetail(out, d)
+		}))
+	cmd.AddCommand(catCmd(f, "diff A B", "Semantic difference between two versions", exactArgs(2, "two REFs"),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			cs, err := cat.DiffRefs(ctx, args[0], args[1])
+			for _, c := range cs {
+				fmt.Fprintln(out, c)
+			}
+			return err
+		}))
+	cmd.AddCommand(catCmd(f, "revoke ID", "Revoke an approval", exactArgs(1, "one approval ID"),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			a, err := cat.Revoke(ctx, args[0])
+			if err == nil {
+				fmt.Fprintf(out, "revoked %s (%s@%s) at %s\n", a.ID, a.CapabilityID, a.Version, a.RevokedAt.Format("2006-01-02T15:04:05Z"))
+			}
+			return err
+		}))
+	cmd.AddCommand(newCmdCatalogApprove(f), newCmdCatalogOverlay(f))
+	return cmd
+}
+
+func newCmdCatalogApprove(f *Factory) *cobra.Command {
+	var p catalog.ApproveParams
+	var maxes, allowed, patterns, inputs []string
+	var expires string
+	cmd := catCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", exactArgs(1, "one REF"),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			a, err := cat.Approve(ctx, args[0], p)
+			if err == nil {
+				fmt.Fprintf(f.IO.Out, "approved %s@%s %s as %s by %s: %s\n", a.CapabilityID, a.Version, a.ContentHash, a.ID, a.Approver, catalog.Describe(a))
+			}
+			return err
+		})
+	inner := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) (err error) {
+		if p.Max, err = pipeline.ParseInputs(maxes); err != nil {
+			return flagErrorf("--max %v", err)
+		}
+		if p.Pattern, err = pipeline.ParseInputs(patterns); err != nil {
+			return flagErrorf("--pattern %v", err)
+		}
+		if p.Inputs, err = pipeline.ParseInputs(inputs); err != nil {
+			return flagErrorf("--input %v", err)
+		}
+		al, err := pipeline.ParseInputs(allowed)
+		if err != nil {
+			return flagErrorf("--allowed %v", err)
+		}
+		p.Allowed = map[string][]string{}
+		for k, v := range al {
+			p.Allowed[k] = strings.Split(v, ",")
+		}
+		if expires != "" {
+			if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
+				return flagErrorf("--expires %v", err)
+			}
+		}
+		return inner(c, args)
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&p.FromEval, "from-eval", false, fmt.Sprintf("require %d successful eval replays of this exact content", catalog.MinEvalRuns))
+	fl.StringArrayVar(&maxes, "max", nil, "inclusive ceiling NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&allowed, "allowed", nil, "allowed values NAME=V1,V2 (repeatable)")
+	fl.StringArrayVar(&patterns, "pattern", nil, "regular expression NAME=RE (repeatable)")
+	fl.StringVar(&expires, "expires", "", "lifetime, such as 30d or 36h (default: none)")
+	fl.StringVar(&p.Note, "note", "", "why it is approved")
+	fl.StringVar(&p.Approver, "approver", "", "who approves (default: the OS user)")
+	fl.BoolVar(&p.Once, "once", false, "approve one run with exactly the --input values")
+	fl.StringArrayVarP(&inputs, "input", "i", nil, "exact input NAME=VALUE of a --once approval (repeatable)")
+	return cmd
+}
+
+func newCmdCatalogOverlay(f *Factory) *cobra.Command {
+	var o catalog.Overlay
+	var sets, targets []string
+	cmd := catCmd(f, "overlay BASE", "Add a tenant's overlay of a version as a version of its own", exactArgs(1, "one BASE ref"),
+		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+			r, err := cat.AddOverlay(ctx, args[0], o)
+			if err == nil {
+				fmt.Fprintf(f.IO.Out, "added %s %s\n", r.Version.Ref(), r.Version.ContentHash)
+			}
+			return err
+		})
+	inner := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) (err error) {
+		set, err := pipeline.ParseInputs(sets)
+		if err != nil {
+			return flagErrorf("--set %v", err)
+		}
+		for k, v := range set {
+			if k != "base_url" {
+				return flagErrorf("--set %s: only base_url can be set", k)
+			}
+			o.BaseURL = v
+		}
+		if o.Targets, err = pipeline.ParseInputs(targets); err != nil {
+			return flagErrorf("--target %v", err)
+		}
+		return inner(c, args)
+	}
+	cmd.Flags().StringVar(&o.Tenant, "tenant", "", "tenant name (becomes the version's build metadata)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "base_url=ORIGIN")
+	cmd.Flags().StringArrayVar(&targets, "target", nil, "relabel a step: STEP=ROLE:NAME (repeatable)")
+	return cmd
+}
