@@ -96,8 +96,8 @@ func (p *recordingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // during a full lookup goes through a recording proxy that sees only the
 // mock app's host. Debian's Chromium calls a few Google hosts of its own at
 // start-up (component and extension updates, account list) whatever the
-// flags; the test records those before the replay starts and fails on any
-// host first contacted during the replay.
+// flags; the test records those before cua opens its session and fails on
+// any host first contacted after that (session start included).
 func TestReplayTalksOnlyToTheApp(t *testing.T) {
 	t.Parallel()
 	deps, err := exec.Command("go", "list", "-deps", "../internal/replay").Output()
@@ -127,15 +127,17 @@ func TestReplayTalksOnlyToTheApp(t *testing.T) {
 		t.Fatalf("attach to %s: %v", cdpURL, err)
 	}
 	defer br.Close()
+	// Chromium's own start-up calls are recorded before cua opens its
+	// session: from then on no host but the app's is excused.
+	background := proxy.quiet(3*time.Second, 20*time.Second)
+	for h := range background {
+		t.Logf("Chromium's own start-up request to %s (refused by the proxy)", h)
+	}
 	sess, err := br.NewSession(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	background := proxy.quiet(3*time.Second, 20*time.Second)
-	for h := range background {
-		t.Logf("Chromium's own start-up request to %s (refused by the proxy)", h)
-	}
 
 	b := setup(t, mockapp.Options{})
 	rec, err := replay.Run(ctx, replay.Options{
