@@ -28,11 +28,20 @@ func (w *catalogWorld) cua(t *testing.T, args ...string) binResult {
 	return runBin(t, w.env, args...)
 }
 
+// approvedVersion is the transfer version the approvals are granted for.
+const approvedVersion = "1.0.0"
+
 // transfer replays the catalog's transfer of amount with extra flags and
 // returns the exit code and the run record printed with --json.
 func (w *catalogWorld) transfer(t *testing.T, amount string, flags ...string) (int, *domain.RunRecord) {
 	t.Helper()
-	args := append([]string{"replay", transfer + "@1.0.0", "--json", "--base-url", w.app.URL(),
+	return w.transferOf(t, transfer+"@"+approvedVersion, amount, flags...)
+}
+
+// transferOf replays ref, a transfer version in the catalog.
+func (w *catalogWorld) transferOf(t *testing.T, ref, amount string, flags ...string) (int, *domain.RunRecord) {
+	t.Helper()
+	args := append([]string{"replay", ref, "--json", "--base-url", w.app.URL(),
 		"-i", "member_id=12345", "-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=" + amount}, flags...)
 	r := w.cua(t, args...)
 	var rec domain.RunRecord
@@ -123,6 +132,7 @@ func TestCatalogApproval(t *testing.T) {
 		{"five eval replays earn approve --from-eval --max amount=500.00", w.evalAndApprove},
 		{"unattended 250.00 posts; its idempotency key returns the same run", w.withinBounds},
 		{"unattended 900.00 refused before the browser starts", func(t *testing.T) { w.refused(t, "900.00", "amount") }},
+		{"approval of other content refused", w.otherContent},
 		{"revoked, then expired approval refused", w.revokedAndExpired},
 		{"one-off approval used twice: second refused", w.oneOff},
 	}
@@ -197,6 +207,24 @@ func (w *catalogWorld) withinBounds(t *testing.T) {
 	}
 	if r := w.cua(t, "runs", "show", first.RunID); r.code != 0 || !strings.Contains(r.stdout, first.RunID) {
 		t.Errorf("runs show %s: exit %d %s%s", first.RunID, r.code, r.stdout, r.stderr)
+	}
+}
+
+// otherContent adds a changed transfer as 1.0.1: the approval of 1.0.0's
+// content does not cover it, even inside the bound.
+func (w *catalogWorld) otherContent(t *testing.T) {
+	next := derive(t, transfer, "version: 1.0.0", "version: 1.0.1")
+	if r := w.cua(t, "catalog", "add", next.File); r.code != 0 {
+		t.Fatalf("catalog add 1.0.1: exit %d %s", r.code, r.stderr)
+	}
+	ledger, requests := w.traffic(t)
+	code, rec := w.transferOf(t, transfer+"@1.0.1", "250.00", "--unattended", "--release-gate", "submit")
+	if code == 0 || rec.FailureCode != domain.CodeApprovalRequired || rec.DispatchCount != 0 || rec.ContentHash != next.Hash {
+		t.Errorf("1.0.1 unattended: exit %d %s %s, %d dispatches, hash %s; want APPROVAL_REQUIRED for %s", code, rec.Status,
+			rec.FailureCode, rec.DispatchCount, rec.ContentHash, next.Hash)
+	}
+	if l, r := w.traffic(t); l != ledger || r != requests {
+		t.Errorf("1.0.1 refused, yet the app saw it: ledger %d → %d, requests %d → %d", ledger, l, requests, r)
 	}
 }
 
