@@ -2,8 +2,11 @@
 // (a capability, its inputs, the fault, variant and approval it runs under)
 // and what each must produce (status, failure code, outcome, outputs,
 // recoveries, dispatches, ledger entries), run against MemberDesk
-// (internal/mockapp) in-process through one Chromium, followed by a
-// recorded discovery that is compiled, sealed and replayed.
+// (internal/mockapp) in-process through one Chromium, then the approval
+// stages (eval replays of the transfer through a SQLite catalog of the
+// demo's own, an approval earned from them, unattended runs inside and
+// outside its bound), followed by a recorded discovery that is compiled,
+// sealed and replayed.
 //
 // [Run] starts the app and the browser, runs every stage, compares each
 // result with its expectation and returns a [Report]; the command only
@@ -13,7 +16,8 @@
 // The package must never print, choose an exit code or parse flags (that
 // is internal/cli's job), never import internal/cli, never compile or seal
 // a capability itself (the discovery stages ask a [Discoverer], the
-// pipeline), and never redact: every record it returns was redacted by the
-// engine that made it. It talks to loopback only: the app it starts on
-// 127.0.0.1.
+// pipeline), never judge an approval (the catalog does), never open a
+// store other than its own catalog under the data dir, and never redact:
+// every record it returns was redacted by the engine that made it. It
+// talks to loopback only: the app it starts on 127.0.0.1.
 package demo

@@ -22,8 +22,9 @@ import (
 type Config struct {
 	// Capabilities is the directory of the reference capabilities; required.
 	Capabilities string
-	// DataDir is where run evidence goes (runs/) and the discovered
-	// capability is written (discovered/); required.
+	// DataDir is where run evidence goes (runs/), the discovered
+	// capability is written (discovered/) and the approval stages keep
+	// their catalog (demo/cua.db); required.
 	DataDir string
 	// Browser is the Chromium executable ("" for the browser package's
 	// default: $CUA_BROWSER or /usr/bin/chromium).
@@ -34,6 +35,12 @@ type Config struct {
 	Cassette   string
 	// Stages are the replay stages to run; nil runs [Stages].
 	Stages []Stage
+	// SkipApproval leaves out the approval stages, which otherwise follow
+	// the replay stages: five eval replays of the transfer through a
+	// SQLite catalog at [CatalogPath], an approval earned from them
+	// (amount <= [ApprovalMax]), an unattended transfer inside the bound
+	// that posts and one outside it refused before a session opens.
+	SkipApproval bool
 	// Redactor redacts what the engine records and logs; nil: redact.New().
 	Redactor *redact.Redactor
 	// Logger receives the engine's diagnostics; it should redact through
@@ -147,8 +154,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	need := make([]string, 0, len(cfg.Stages)+1)
 	for _, st := range cfg.Stages {
-		if _, err := lib.Lookup(st.Capability); err != nil {
+		need = append(need, st.Capability)
+	}
+	if !cfg.SkipApproval {
+		need = append(need, transferCap)
+	}
+	for _, id := range need {
+		if _, err := lib.Lookup(id); err != nil {
 			return nil, fmt.Errorf("demo: %w (run from the repository root or pass --capabilities)", err)
 		}
 	}
@@ -181,6 +195,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	for _, st := range cfg.Stages {
 		add(e.runStage(ctx, st))
+	}
+	if !cfg.SkipApproval {
+		for _, r := range e.approvalStages(ctx) {
+			add(r)
+		}
 	}
 	if cfg.Discoverer != nil {
 		for _, r := range e.discoveryStages(ctx) {

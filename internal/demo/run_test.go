@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/store"
+	"github.com/cuahq/cua/internal/store/sqlite"
 )
 
 // TestRunInChromium runs three stages through real Chromium against the
@@ -25,7 +27,7 @@ func TestRunInChromium(t *testing.T) {
 	var seen []string
 	dataDir := t.TempDir()
 	rep, err := Run(t.Context(), Config{
-		Capabilities: examples, DataDir: dataDir, Stages: stages,
+		Capabilities: examples, DataDir: dataDir, Stages: stages, SkipApproval: true,
 		OnStart: func(url string) { started = url },
 		OnStage: func(n int, r *Result) { seen = append(seen, r.Name) },
 	})
@@ -59,5 +61,70 @@ func TestRunInChromium(t *testing.T) {
 	runs, _ := filepath.Glob(filepath.Join(dataDir, "runs", "*"))
 	if len(runs) != 3 {
 		t.Errorf("%d run directories under %s, want 3", len(runs), dataDir)
+	}
+}
+
+// TestApprovalStagesInChromium runs only the approval stages, twice on one
+// data dir (as `cua demo` re-run on the default .cua does): each time the
+// evals earn the approval, 250.00 posts once under it and 900.00 is
+// refused without a session; the demo's catalog indexes every run with
+// the approval that admitted it.
+func TestApprovalStagesInChromium(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/usr/bin/chromium"); err != nil && os.Getenv("CUA_BROWSER") == "" {
+		t.Skip("no Chromium (run make deps)")
+	}
+	dataDir := t.TempDir()
+	for round := 1; round <= 2; round++ {
+		rep, err := Run(t.Context(), Config{Capabilities: examples, DataDir: dataDir, Stages: []Stage{}})
+		if err != nil {
+			t.Fatalf("round %d: Run: %v", round, err)
+		}
+		if len(rep.Stages) != 4 || !rep.Passed() {
+			for _, r := range rep.Stages {
+				t.Logf("%s %s: %s", r.Mark(), r.Name, r.Detail)
+			}
+			t.Fatalf("round %d: %d stages, %d failed; want 4 passing", round, len(rep.Stages), rep.Failed)
+		}
+		ok, no := rep.Stages[2].Record, rep.Stages[3].Record
+		if ok.Outputs["confirmation"] != "TRF-0006" || ok.DispatchCount == 0 {
+			t.Errorf("round %d: accepted transfer %v, %d dispatches", round, ok.Outputs, ok.DispatchCount)
+		}
+		if no.FailureCode != domain.CodeApprovalRequired || no.DispatchCount != 0 || !strings.Contains(no.Message, "ceiling 500.00") {
+			t.Errorf("round %d: refused transfer %s, %d dispatches: %s", round, no.FailureCode, no.DispatchCount, no.Message)
+		}
+		if d := rep.Stages[3].Detail; !strings.Contains(d, "browser session opened: no") {
+			t.Errorf("round %d: refused detail %q", round, d)
+		}
+	}
+	db, err := sqlite.Open(t.Context(), CatalogPath(dataDir), store.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, err := db.ListRuns(t.Context(), store.RunFilter{CapabilityID: transferCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evals, accepted, refused int
+	for _, r := range runs {
+		switch {
+		case r.Eval && r.Status == domain.StatusSuccess:
+			evals++
+		case r.Status == domain.StatusSuccess && r.ApprovalID != "":
+			accepted++
+		case r.FailureCode == domain.CodeApprovalRequired && r.ApprovalID == "":
+			refused++
+		}
+	}
+	if len(runs) != 14 || evals != 10 || accepted != 2 || refused != 2 {
+		t.Errorf("run index: %d runs, %d evals, %d accepted, %d refused; want 14, 10, 2, 2", len(runs), evals, accepted, refused)
+	}
+	aps, err := db.ListApprovals(t.Context(), store.ApprovalFilter{CapabilityID: transferCap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(aps) != 2 || aps[0].Bounds.Max["amount"] != ApprovalMax || aps[0].ExpiresAt.IsZero() {
+		t.Errorf("approvals %+v, want two bounded by amount <= %s, each expiring", aps, ApprovalMax)
 	}
 }
