@@ -2,95 +2,48 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os/user"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
-	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/store"
-	"github.com/cuahq/cua/internal/store/postgres"
-	"github.com/cuahq/cua/internal/store/sqlite"
 )
 
-// dbOptions locate the store: --db postgres://… or $CUA_DB, else SQLite at
-// <data-dir>/cua.db.
-type dbOptions struct{ DB, DataDir string }
-
-func (o *dbOptions) flags(cmd *cobra.Command) {
-	o.dbFlag(cmd)
-	cmd.Flags().StringVar(&o.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
-}
-
-func (o *dbOptions) dbFlag(cmd *cobra.Command) {
+// storeFlags binds --db and, with dataDir, --data-dir into o.
+func storeFlags(cmd *cobra.Command, o *launch.StoreOptions, dataDir bool) {
 	cmd.Flags().StringVar(&o.DB, "db", "", "PostgreSQL URL (default $CUA_DB, else SQLite at <data-dir>/cua.db)")
+	if dataDir {
+		dataDirFlag(cmd, &o.DataDir)
+	}
 }
 
-// isFile reports whether a replay argument names a file rather than a
-// catalog reference.
-func isFile(arg string) bool {
-	ext := strings.ToLower(filepath.Ext(arg))
-	return strings.ContainsRune(arg, filepath.Separator) || ext == ".yaml" || ext == ".yml" || ext == ".json"
-}
-
-// open opens the store and the catalog over it; close the store after use.
-func (o dbOptions) open(ctx context.Context, getenv func(string) string) (*catalog.Catalog, store.Store, error) {
-	db := o.DB
-	if db == "" {
-		db = getenv("CUA_DB")
-	}
-	var st store.Store
-	var err error
-	switch {
-	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
-		st, err = postgres.Open(ctx, db, store.Config{})
-	case db != "":
-		return nil, nil, flagErrorf("--db: want a postgres:// URL (or none for SQLite under --data-dir)")
-	default:
-		st, err = sqlite.Open(ctx, filepath.Join(dataDir(o.DataDir, getenv), "cua.db"), store.Config{})
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	cat, err := catalog.New(catalog.Config{Store: st, Bounds: policyBounds{}, User: func() string {
-		if u, err := user.Current(); err == nil {
-			return u.Username
-		}
-		return getenv("USER")
-	}})
-	if err != nil {
-		_ = st.Close()
+// openCatalog opens the store o locates and the catalog over it; close the
+// store after use.
+func openCatalog(ctx context.Context, o launch.StoreOptions) (*catalog.Catalog, store.Store, error) {
+	cat, st, err := launch.Catalog(ctx, o)
+	if errors.Is(err, launch.ErrDBSpec) {
+		return nil, nil, flagErrorf("--db: %v", err)
 	}
 	return cat, st, err
 }
 
-// policyBounds wires policy.InputBounds into the catalog.
-type policyBounds struct{}
-
-func (policyBounds) Validate(b store.Bounds) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern}.Validate()
-}
-
-func (policyBounds) Check(b store.Bounds, exact map[string]string, in map[string]any, sensitive map[string]bool) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern, Exact: exact}.Check(in, sensitive)
-}
-
 // catCmd builds a subcommand that opens the catalog and calls run.
 func catCmd(f *Factory, use, short string, args cobra.PositionalArgs, run func(context.Context, *catalog.Catalog, []string) error) *cobra.Command {
-	db := &dbOptions{}
+	db := &launch.StoreOptions{Getenv: f.Getenv}
 	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, a []string) error {
-		cat, st, err := db.open(c.Context(), f.Getenv)
+		cat, st, err := openCatalog(c.Context(), *db)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		return run(c.Context(), cat, a)
 	}}
-	db.flags(cmd)
+	storeFlags(cmd, db, true)
 	return cmd
 }
 

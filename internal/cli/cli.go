@@ -165,15 +165,9 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// dataDir is --data-dir, else $CUA_DATA_DIR, else .cua.
-func dataDir(flag string, getenv func(string) string) string {
-	if flag == "" {
-		flag = getenv("CUA_DATA_DIR")
-	}
-	if flag == "" {
-		flag = ".cua"
-	}
-	return flag
+// dataDirFlag binds --data-dir (resolved by launch.DataDir) into p.
+func dataDirFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
 }
 
 // httpURL refuses a flag's value that is not an http(s) URL with a host.
