@@ -221,8 +221,11 @@ func (c *Catalog) refuse(a store.Approval, hash string, inputs map[string]any, s
 }
 
 // ParseExpiry parses an approval lifetime: a Go duration ("36h") or a
-// number of days ("30d").
+// number of days ("30d"); "" is no expiry (0).
 func ParseExpiry(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n <= 0 {

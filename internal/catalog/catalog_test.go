@@ -436,7 +436,7 @@ func TestParseExpiry(t *testing.T) {
 		want time.Duration
 		ok   bool
 	}{
-		{"30d", 30 * 24 * time.Hour, true}, {"36h", 36 * time.Hour, true},
+		{"30d", 30 * 24 * time.Hour, true}, {"36h", 36 * time.Hour, true}, {"", 0, true},
 		{"0d", 0, false}, {"-1h", 0, false}, {"soon", 0, false}, {"d", 0, false},
 	}
 	for _, tt := range tests {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/launch"
-	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/store"
 )
 
@@ -58,25 +58,19 @@ func newCmdCatalog(f *Factory) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "%s %s %s\n", map[bool]string{true: "added", false: "unchanged"}[r.Created], r.Version.Ref(), r.Version.ContentHash)
+				catalog.WriteAdded(out, r)
 			}
 			return nil
 		}))
 	cmd.AddCommand(catCmd(f, "list [ID]", "List stored versions", cobra.MaximumNArgs(1),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			vs, err := cat.List(ctx, strings.Join(args, ""))
-			if err != nil {
-				return err
-			}
-			return catalog.WriteVersions(out, vs)
+			return write(out, vs, err, catalog.WriteVersions)
 		}))
 	cmd.AddCommand(catCmd(f, "show REF", "Show a version's integrity, approvals and last runs", exactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			d, err := cat.Show(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return catalog.WriteDetail(out, d)
+			return write(out, d, err, catalog.WriteDetail)
 		}))
 	cmd.AddCommand(catCmd(f, "diff A B", "Semantic difference between two versions", exactArgs(2, "two REFs"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
@@ -89,13 +83,18 @@ func newCmdCatalog(f *Factory) *cobra.Command {
 	cmd.AddCommand(catCmd(f, "revoke ID", "Revoke an approval", exactArgs(1, "one approval ID"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Revoke(ctx, args[0])
-			if err == nil {
-				fmt.Fprintf(out, "revoked %s (%s@%s) at %s\n", a.ID, a.CapabilityID, a.Version, a.RevokedAt.Format("2006-01-02T15:04:05Z"))
-			}
-			return err
+			return write(out, a, err, catalog.WriteRevoked)
 		}))
 	cmd.AddCommand(newCmdCatalogApprove(f), newCmdCatalogOverlay(f))
 	return cmd
+}
+
+// write prints v with print, unless err is set.
+func write[T any](w io.Writer, v T, err error, print func(io.Writer, T) error) error {
+	if err != nil {
+		return err
+	}
+	return print(w, v)
 }
 
 func newCmdCatalogApprove(f *Factory) *cobra.Command {
@@ -105,36 +104,27 @@ func newCmdCatalogApprove(f *Factory) *cobra.Command {
 	cmd := catCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", exactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Approve(ctx, args[0], p)
-			if err == nil {
-				fmt.Fprintf(f.IO.Out, "approved %s@%s %s as %s by %s: %s\n", a.CapabilityID, a.Version, a.ContentHash, a.ID, a.Approver, catalog.Describe(a))
-			}
-			return err
+			return write(f.IO.Out, a, err, catalog.WriteApproved)
 		})
-	inner := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) (err error) {
-		if p.Max, err = pipeline.ParseInputs(maxes); err != nil {
-			return flagErrorf("--max %v", err)
+	cmd.PreRunE = func(*cobra.Command, []string) (err error) {
+		if p.Max, err = pairsFlag("--max", maxes); err != nil {
+			return err
 		}
-		if p.Pattern, err = pipeline.ParseInputs(patterns); err != nil {
-			return flagErrorf("--pattern %v", err)
+		if p.Pattern, err = pairsFlag("--pattern", patterns); err != nil {
+			return err
 		}
-		if p.Inputs, err = pipeline.ParseInputs(inputs); err != nil {
-			return flagErrorf("--input %v", err)
+		if p.Inputs, err = pairsFlag("--input", inputs); err != nil {
+			return err
 		}
-		al, err := pipeline.ParseInputs(allowed)
+		al, err := pairsFlag("--allowed", allowed)
 		if err != nil {
-			return flagErrorf("--allowed %v", err)
+			return err
 		}
-		p.Allowed = map[string][]string{}
-		for k, v := range al {
-			p.Allowed[k] = strings.Split(v, ",")
+		p.Allowed = catalog.SplitAllowed(al)
+		if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
+			return flagErrorf("--expires %v", err)
 		}
-		if expires != "" {
-			if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
-				return flagErrorf("--expires %v", err)
-			}
-		}
-		return inner(c, args)
+		return nil
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&p.FromEval, "from-eval", false, fmt.Sprintf("require %d successful eval replays of this exact content", catalog.MinEvalRuns))
@@ -155,27 +145,18 @@ func newCmdCatalogOverlay(f *Factory) *cobra.Command {
 	cmd := catCmd(f, "overlay BASE", "Add a tenant's overlay of a version as a version of its own", exactArgs(1, "one BASE ref"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			r, err := cat.AddOverlay(ctx, args[0], o)
-			if err == nil {
-				fmt.Fprintf(f.IO.Out, "added %s %s\n", r.Version.Ref(), r.Version.ContentHash)
-			}
-			return err
+			return write(f.IO.Out, r, err, catalog.WriteAdded)
 		})
-	inner := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) (err error) {
-		set, err := pipeline.ParseInputs(sets)
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		set, err := pairsFlag("--set", sets)
 		if err != nil {
+			return err
+		}
+		if err := o.SetFields(set); err != nil {
 			return flagErrorf("--set %v", err)
 		}
-		for k, v := range set {
-			if k != "base_url" {
-				return flagErrorf("--set %s: only base_url can be set", k)
-			}
-			o.BaseURL = v
-		}
-		if o.Targets, err = pipeline.ParseInputs(targets); err != nil {
-			return flagErrorf("--target %v", err)
-		}
-		return inner(c, args)
+		o.Targets, err = pairsFlag("--target", targets)
+		return err
 	}
 	cmd.Flags().StringVar(&o.Tenant, "tenant", "", "tenant name (becomes the version's build metadata)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "base_url=ORIGIN")

@@ -87,8 +87,8 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	}
 	r := &o.Run
 	r.Capability = l
-	if r.Inputs, err = pipeline.ParseInputs(o.Inputs); err != nil {
-		return flagErrorf("--input %v", err)
+	if r.Inputs, err = pairsFlag("--input", o.Inputs); err != nil {
+		return err
 	}
 	if err := httpURL("--base-url", r.BaseURL); err != nil {
 		return err
