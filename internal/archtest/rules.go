@@ -117,7 +117,8 @@ var Rules = []Rule{
 	// The port; store/sqlite, store/postgres and store/storetest inherit it
 	// plus store.
 	{Pkg: store, MayImport: []string{domain}},
-	{Pkg: catalog, MayImport: []string{domain, capability, store}},
+	// policy decides whether inputs fit an approval's bounds.
+	{Pkg: catalog, MayImport: []string{domain, capability, policy, store}},
 	{Pkg: hitl, MayImport: []string{domain, policy}},
 	// DESIGN.md says "hitl, runtime, …". We read the ellipsis as "and what
 	// they stand on": hitl, runtime and everything runtime may import. No
@@ -145,8 +146,9 @@ var Rules = []Rule{
 	// Opening a surface session or a model for a command (a shared Chromium, a state
 	// contract session): part of the composition root, so it may wire the
 	// surface adapters, and nothing else of the engine.
-	// It also builds the model a discovery talks to, from its name.
-	{Pkg: launch, MayImport: []string{domain, surface + "/...", model + "/..."}},
+	// It also builds the model a discovery talks to, from its name, and
+	// opens the store a command names (an adapter) with the catalog over it.
+	{Pkg: launch, MayImport: []string{domain, surface + "/...", model + "/...", store + "/...", catalog}},
 	// Secrets leaving the environment, the secrets file, the key scan.
 	{Pkg: secret, MayImport: []string{domain, capability, redact}},
 	// Text output of run records, pipeline results and file checks.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/store"
 )
 
@@ -107,7 +108,7 @@ func (c *Catalog) checkApproval(cp *domain.Capability, p ApproveParams) error {
 			}
 		}
 	}
-	return c.bounds.Validate(store.Bounds{Max: p.Max, Allowed: p.Allowed, Pattern: p.Pattern})
+	return policy.InputBounds{Max: p.Max, Allowed: p.Allowed, Pattern: p.Pattern}.Validate()
 }
 
 // exactInputs binds raw through the capability's input specs and returns
@@ -208,7 +209,8 @@ func (c *Catalog) refuse(a store.Approval, hash string, inputs map[string]any, s
 	if a.Once {
 		exact = a.Inputs
 	}
-	if err := c.bounds.Check(a.Bounds, exact, inputs, sensitive); err != nil {
+	b := policy.InputBounds{Max: a.Bounds.Max, Allowed: a.Bounds.Allowed, Pattern: a.Bounds.Pattern, Exact: exact}
+	if err := b.Check(inputs, sensitive); err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) {
 			return de.Message
@@ -219,8 +221,11 @@ func (c *Catalog) refuse(a store.Approval, hash string, inputs map[string]any, s
 }
 
 // ParseExpiry parses an approval lifetime: a Go duration ("36h") or a
-// number of days ("30d").
+// number of days ("30d"); "" is no expiry (0).
 func ParseExpiry(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n <= 0 {

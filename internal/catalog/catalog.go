@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,22 +14,9 @@ import (
 	"github.com/cuahq/cua/internal/store"
 )
 
-// Checker evaluates an approval's input bounds. The catalog may not import
-// policy, so the composition root wires policy.InputBounds in through it.
-type Checker interface {
-	// Validate refuses bounds that cannot be evaluated (a ceiling that is
-	// not a decimal, a pattern that does not compile), naming the bound.
-	Validate(b store.Bounds) error
-	// Check refuses inputs outside b, or unequal to exact when exact is set,
-	// with a domain APPROVAL_REQUIRED error naming the input; the value of
-	// a sensitive input is never quoted.
-	Check(b store.Bounds, exact map[string]string, inputs map[string]any, sensitive map[string]bool) error
-}
-
 // Config configures a Catalog.
 type Config struct {
-	Store  store.Store
-	Bounds Checker
+	Store store.Store
 	// Now is the clock approvals and runs are stamped and checked with;
 	// time.Now when nil.
 	Now func() time.Time
@@ -43,11 +31,10 @@ type Config struct {
 // approvals and the runs that used them, over a store.Store. It is safe
 // for concurrent use when its store is.
 type Catalog struct {
-	st     store.Store
-	bounds Checker
-	now    func() time.Time
-	newID  func() string
-	user   func() string
+	st    store.Store
+	now   func() time.Time
+	newID func() string
+	user  func() string
 }
 
 // New returns a Catalog over cfg.Store.
@@ -55,10 +42,7 @@ func New(cfg Config) (*Catalog, error) {
 	if cfg.Store == nil {
 		return nil, errors.New("catalog: store is required")
 	}
-	if cfg.Bounds == nil {
-		return nil, errors.New("catalog: bounds checker is required")
-	}
-	c := &Catalog{st: cfg.Store, bounds: cfg.Bounds, now: cfg.Now, newID: cfg.NewID, user: cfg.User}
+	c := &Catalog{st: cfg.Store, now: cfg.Now, newID: cfg.NewID, user: cfg.User}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -258,4 +242,12 @@ func (c *Catalog) AddOverlay(ctx context.Context, baseRef string, o Overlay) (Ad
 		return AddResult{}, fmt.Errorf("overlay %s: %w", eff.Ref(), err)
 	}
 	return c.Add(ctx, eff.Ref()+" (overlay)", append(body, '\n'))
+}
+
+// IsFile reports whether a capability argument names a file (it holds a
+// path separator or ends in .yaml, .yml or .json) rather than a catalog
+// reference.
+func IsFile(arg string) bool {
+	ext := strings.ToLower(filepath.Ext(arg))
+	return strings.ContainsRune(arg, filepath.Separator) || ext == ".yaml" || ext == ".yml" || ext == ".json"
 }

@@ -14,23 +14,11 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/domain"
-	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/sqlite"
 )
 
 const transferFile = "../../examples/capabilities/memberdesk.transfer_funds.yaml"
-
-// policyBounds is the checker the composition root wires.
-type policyBounds struct{}
-
-func (policyBounds) Validate(b store.Bounds) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern}.Validate()
-}
-
-func (policyBounds) Check(b store.Bounds, exact map[string]string, in map[string]any, sensitive map[string]bool) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern, Exact: exact}.Check(in, sensitive)
-}
 
 type clock struct {
 	mu sync.Mutex
@@ -63,7 +51,7 @@ func setup(t *testing.T) *testBundle {
 	t.Cleanup(func() { _ = st.Close() })
 	tb.st = st
 	var mu sync.Mutex
-	tb.cat, err = catalog.New(catalog.Config{Store: st, Bounds: policyBounds{}, Now: tb.clock.Now,
+	tb.cat, err = catalog.New(catalog.Config{Store: st, Now: tb.clock.Now,
 		User: func() string { return "alice" },
 		NewID: func() string {
 			mu.Lock()
@@ -448,7 +436,7 @@ func TestParseExpiry(t *testing.T) {
 		want time.Duration
 		ok   bool
 	}{
-		{"30d", 30 * 24 * time.Hour, true}, {"36h", 36 * time.Hour, true},
+		{"30d", 30 * 24 * time.Hour, true}, {"36h", 36 * time.Hour, true}, {"", 0, true},
 		{"0d", 0, false}, {"-1h", 0, false}, {"soon", 0, false}, {"d", 0, false},
 	}
 	for _, tt := range tests {

@@ -38,7 +38,7 @@ func killHelper(op, db string) int {
 		fmt.Println(err)
 		return 3
 	}
-	cat, err := catalog.New(catalog.Config{Store: st, Bounds: policyBounds{}, User: func() string { return "helper" }})
+	cat, err := catalog.New(catalog.Config{Store: st, User: func() string { return "helper" }})
 	if err != nil {
 		return 3
 	}
@@ -98,7 +98,7 @@ func TestKillDuringAddOrApproveLeavesTheStoreConsistent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cat, err := catalog.New(catalog.Config{Store: st, Bounds: policyBounds{}, User: func() string { return "bob" }})
+	cat, err := catalog.New(catalog.Config{Store: st, User: func() string { return "bob" }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,3 +137,26 @@ func dash(s string) string {
 	}
 	return s
 }
+
+// WriteAdded prints what adding a file did: "added REF HASH", or
+// "unchanged REF HASH" when the same content was already stored.
+func WriteAdded(w io.Writer, r AddResult) error {
+	verb := "unchanged"
+	if r.Created {
+		verb = "added"
+	}
+	_, err := fmt.Fprintf(w, "%s %s %s\n", verb, r.Version.Ref(), r.Version.ContentHash)
+	return err
+}
+
+// WriteApproved prints a new approval and what it covers.
+func WriteApproved(w io.Writer, a store.Approval) error {
+	_, err := fmt.Fprintf(w, "approved %s@%s %s as %s by %s: %s\n", a.CapabilityID, a.Version, a.ContentHash, a.ID, a.Approver, Describe(a))
+	return err
+}
+
+// WriteRevoked prints a revoked approval.
+func WriteRevoked(w io.Writer, a store.Approval) error {
+	_, err := fmt.Fprintf(w, "revoked %s (%s@%s) at %s\n", a.ID, a.CapabilityID, a.Version, a.RevokedAt.Format("2006-01-02T15:04:05Z"))
+	return err
+}

@@ -2,95 +2,48 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os/user"
-	"path/filepath"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/catalog"
-	"github.com/cuahq/cua/internal/pipeline"
-	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/store"
-	"github.com/cuahq/cua/internal/store/postgres"
-	"github.com/cuahq/cua/internal/store/sqlite"
 )
 
-// dbOptions locate the store: --db postgres://… or $CUA_DB, else SQLite at
-// <data-dir>/cua.db.
-type dbOptions struct{ DB, DataDir string }
-
-func (o *dbOptions) flags(cmd *cobra.Command) {
-	o.dbFlag(cmd)
-	cmd.Flags().StringVar(&o.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
-}
-
-func (o *dbOptions) dbFlag(cmd *cobra.Command) {
+// storeFlags binds --db and, with dataDir, --data-dir into o.
+func storeFlags(cmd *cobra.Command, o *launch.StoreOptions, dataDir bool) {
 	cmd.Flags().StringVar(&o.DB, "db", "", "PostgreSQL URL (default $CUA_DB, else SQLite at <data-dir>/cua.db)")
+	if dataDir {
+		dataDirFlag(cmd, &o.DataDir)
+	}
 }
 
-// isFile reports whether a replay argument names a file rather than a
-// catalog reference.
-func isFile(arg string) bool {
-	ext := strings.ToLower(filepath.Ext(arg))
-	return strings.ContainsRune(arg, filepath.Separator) || ext == ".yaml" || ext == ".yml" || ext == ".json"
-}
-
-// open opens the store and the catalog over it; close the store after use.
-func (o dbOptions) open(ctx context.Context, getenv func(string) string) (*catalog.Catalog, store.Store, error) {
-	db := o.DB
-	if db == "" {
-		db = getenv("CUA_DB")
-	}
-	var st store.Store
-	var err error
-	switch {
-	case strings.HasPrefix(db, "postgres://") || strings.HasPrefix(db, "postgresql://"):
-		st, err = postgres.Open(ctx, db, store.Config{})
-	case db != "":
-		return nil, nil, flagErrorf("--db: want a postgres:// URL (or none for SQLite under --data-dir)")
-	default:
-		st, err = sqlite.Open(ctx, filepath.Join(dataDir(o.DataDir, getenv), "cua.db"), store.Config{})
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	cat, err := catalog.New(catalog.Config{Store: st, Bounds: policyBounds{}, User: func() string {
-		if u, err := user.Current(); err == nil {
-			return u.Username
-		}
-		return getenv("USER")
-	}})
-	if err != nil {
-		_ = st.Close()
+// openCatalog opens the store o locates and the catalog over it; close the
+// store after use.
+func openCatalog(ctx context.Context, o launch.StoreOptions) (*catalog.Catalog, store.Store, error) {
+	cat, st, err := launch.Catalog(ctx, o)
+	if errors.Is(err, launch.ErrDBSpec) {
+		return nil, nil, flagErrorf("--db: %v", err)
 	}
 	return cat, st, err
 }
 
-// policyBounds wires policy.InputBounds into the catalog.
-type policyBounds struct{}
-
-func (policyBounds) Validate(b store.Bounds) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern}.Validate()
-}
-
-func (policyBounds) Check(b store.Bounds, exact map[string]string, in map[string]any, sensitive map[string]bool) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern, Exact: exact}.Check(in, sensitive)
-}
-
 // catCmd builds a subcommand that opens the catalog and calls run.
 func catCmd(f *Factory, use, short string, args cobra.PositionalArgs, run func(context.Context, *catalog.Catalog, []string) error) *cobra.Command {
-	db := &dbOptions{}
+	db := &launch.StoreOptions{Getenv: f.Getenv}
 	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, a []string) error {
-		cat, st, err := db.open(c.Context(), f.Getenv)
+		cat, st, err := openCatalog(c.Context(), *db)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		return run(c.Context(), cat, a)
 	}}
-	db.flags(cmd)
+	storeFlags(cmd, db, true)
 	return cmd
 }
 
@@ -105,25 +58,19 @@ func newCmdCatalog(f *Factory) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(out, "%s %s %s\n", map[bool]string{true: "added", false: "unchanged"}[r.Created], r.Version.Ref(), r.Version.ContentHash)
+				catalog.WriteAdded(out, r)
 			}
 			return nil
 		}))
 	cmd.AddCommand(catCmd(f, "list [ID]", "List stored versions", cobra.MaximumNArgs(1),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			vs, err := cat.List(ctx, strings.Join(args, ""))
-			if err != nil {
-				return err
-			}
-			return catalog.WriteVersions(out, vs)
+			return write(out, vs, err, catalog.WriteVersions)
 		}))
 	cmd.AddCommand(catCmd(f, "show REF", "Show a version's integrity, approvals and last runs", exactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			d, err := cat.Show(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return catalog.WriteDetail(out, d)
+			return write(out, d, err, catalog.WriteDetail)
 		}))
 	cmd.AddCommand(catCmd(f, "diff A B", "Semantic difference between two versions", exactArgs(2, "two REFs"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
@@ -136,13 +83,18 @@ func newCmdCatalog(f *Factory) *cobra.Command {
 	cmd.AddCommand(catCmd(f, "revoke ID", "Revoke an approval", exactArgs(1, "one approval ID"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Revoke(ctx, args[0])
-			if err == nil {
-				fmt.Fprintf(out, "revoked %s (%s@%s) at %s\n", a.ID, a.CapabilityID, a.Version, a.RevokedAt.Format("2006-01-02T15:04:05Z"))
-			}
-			return err
+			return write(out, a, err, catalog.WriteRevoked)
 		}))
 	cmd.AddCommand(newCmdCatalogApprove(f), newCmdCatalogOverlay(f))
 	return cmd
+}
+
+// write prints v with print, unless err is set.
+func write[T any](w io.Writer, v T, err error, print func(io.Writer, T) error) error {
+	if err != nil {
+		return err
+	}
+	return print(w, v)
 }
 
 func newCmdCatalogApprove(f *Factory) *cobra.Command {
@@ -152,36 +104,27 @@ func newCmdCatalogApprove(f *Factory) *cobra.Command {
 	cmd := catCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", exactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Approve(ctx, args[0], p)
-			if err == nil {
-				fmt.Fprintf(f.IO.Out, "approved %s@%s %s as %s by %s: %s\n", a.CapabilityID, a.Version, a.ContentHash, a.ID, a.Approver, catalog.Describe(a))
-			}
-			return err
+			return write(f.IO.Out, a, err, catalog.WriteApproved)
 		})
-	inner := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) (err error) {
-		if p.Max, err = pipeline.ParseInputs(maxes); err != nil {
-			return flagErrorf("--max %v", err)
+	cmd.PreRunE = func(*cobra.Command, []string) (err error) {
+		if p.Max, err = pairsFlag("--max", maxes); err != nil {
+			return err
 		}
-		if p.Pattern, err = pipeline.ParseInputs(patterns); err != nil {
-			return flagErrorf("--pattern %v", err)
+		if p.Pattern, err = pairsFlag("--pattern", patterns); err != nil {
+			return err
 		}
-		if p.Inputs, err = pipeline.ParseInputs(inputs); err != nil {
-			return flagErrorf("--input %v", err)
+		if p.Inputs, err = pairsFlag("--input", inputs); err != nil {
+			return err
 		}
-		al, err := pipeline.ParseInputs(allowed)
+		al, err := pairsFlag("--allowed", allowed)
 		if err != nil {
-			return flagErrorf("--allowed %v", err)
+			return err
 		}
-		p.Allowed = map[string][]string{}
-		for k, v := range al {
-			p.Allowed[k] = strings.Split(v, ",")
+		p.Allowed = catalog.SplitAllowed(al)
+		if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
+			return flagErrorf("--expires %v", err)
 		}
-		if expires != "" {
-			if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
-				return flagErrorf("--expires %v", err)
-			}
-		}
-		return inner(c, args)
+		return nil
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&p.FromEval, "from-eval", false, fmt.Sprintf("require %d successful eval replays of this exact content", catalog.MinEvalRuns))
@@ -202,27 +145,18 @@ func newCmdCatalogOverlay(f *Factory) *cobra.Command {
 	cmd := catCmd(f, "overlay BASE", "Add a tenant's overlay of a version as a version of its own", exactArgs(1, "one BASE ref"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			r, err := cat.AddOverlay(ctx, args[0], o)
-			if err == nil {
-				fmt.Fprintf(f.IO.Out, "added %s %s\n", r.Version.Ref(), r.Version.ContentHash)
-			}
-			return err
+			return write(f.IO.Out, r, err, catalog.WriteAdded)
 		})
-	inner := cmd.RunE
-	cmd.RunE = func(c *cobra.Command, args []string) (err error) {
-		set, err := pipeline.ParseInputs(sets)
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		set, err := pairsFlag("--set", sets)
 		if err != nil {
+			return err
+		}
+		if err := o.SetFields(set); err != nil {
 			return flagErrorf("--set %v", err)
 		}
-		for k, v := range set {
-			if k != "base_url" {
-				return flagErrorf("--set %s: only base_url can be set", k)
-			}
-			o.BaseURL = v
-		}
-		if o.Targets, err = pipeline.ParseInputs(targets); err != nil {
-			return flagErrorf("--target %v", err)
-		}
-		return inner(c, args)
+		o.Targets, err = pairsFlag("--target", targets)
+		return err
 	}
 	cmd.Flags().StringVar(&o.Tenant, "tenant", "", "tenant name (becomes the version's build metadata)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "base_url=ORIGIN")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/secret"
 )
@@ -165,15 +166,18 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 	}
 }
 
-// dataDir is --data-dir, else $CUA_DATA_DIR, else .cua.
-func dataDir(flag string, getenv func(string) string) string {
-	if flag == "" {
-		flag = getenv("CUA_DATA_DIR")
+// dataDirFlag binds --data-dir (resolved by launch.DataDir) into p.
+func dataDirFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+}
+
+// pairsFlag parses a repeatable NAME=VALUE flag; an error names the flag.
+func pairsFlag(flag string, pairs []string) (map[string]string, error) {
+	m, err := pipeline.ParseInputs(pairs)
+	if err != nil {
+		return nil, flagErrorf("%s %v", flag, err)
 	}
-	if flag == "" {
-		flag = ".cua"
-	}
-	return flag
+	return m, nil
 }
 
 // httpURL refuses a flag's value that is not an http(s) URL with a host.

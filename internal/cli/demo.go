@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/demo"
+	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/redact"
 )
 
@@ -29,13 +30,13 @@ func newCmdDemo(f *Factory) *cobra.Command {
 		Long:  help("demo", false),
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.DataDir = dataDir(opts.DataDir, opts.Env)
+			opts.DataDir = launch.DataDir(opts.DataDir, opts.Env)
 			return runDemo(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Dir, "capabilities", "examples/capabilities", "directory of the reference capabilities")
 	cmd.Flags().StringVar(&opts.Cassette, "cassette", "examples/cassettes/savings_balance.json", "recorded discovery of the savings-balance goal")
-	cmd.Flags().StringVar(&opts.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+	dataDirFlag(cmd, &opts.DataDir)
 	cmd.Flags().StringVar(&opts.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stages as JSON")
 	return cmd

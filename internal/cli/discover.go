@@ -71,7 +71,7 @@ func newCmdDiscover(f *Factory) *cobra.Command {
 	fl.StringVar(&opts.Surface, "surface", "web", "web (Chromium) or state (the application's HTTP automation contract)")
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
-	fl.StringVar(&a.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+	dataDirFlag(cmd, &a.DataDir)
 	fl.StringVar(&p.ID, "id", "", "id of the compiled capability (default derived from the goal)")
 	fl.StringVar(&p.Version, "version", "", "version of the compiled capability (default 0.1.0)")
 	fl.StringVar(&p.LibraryDir, "library", "", "directory of capabilities the eval replay may call")
@@ -120,7 +120,7 @@ func (o *discoverOptions) validate() error {
 	if _, err := os.Stat(o.Cassette); o.Cassette != "" && err != nil {
 		return fmt.Errorf("--cassette: %w", err)
 	}
-	a.DataDir = dataDir(a.DataDir, o.Env)
+	a.DataDir = launch.DataDir(a.DataDir, o.Env)
 	store, err := secret.NewStore(o.Env, o.SecretsFile)
 	if err != nil {
 		return err

@@ -30,15 +30,15 @@ type replayOptions struct {
 	JSON                      bool
 	Inputs                    []string
 	ApprovalFile, SecretsFile string
-	Store                     dbOptions         // --db
-	Gate                      catalog.RunParams // --unattended, --eval, --idempotency-key
-	lib                       replay.Library    // the catalog, for a capability resolved from it
-	cat                       *catalog.Catalog  // set when the run is indexed
+	Store                     launch.StoreOptions // --db
+	Gate                      catalog.RunParams   // --unattended, --eval, --idempotency-key
+	lib                       replay.Library      // the catalog, for a capability resolved from it
+	cat                       *catalog.Catalog    // set when the run is indexed
 	st                        store.Store
 }
 
 func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
-	opts := &replayOptions{IO: f.IO, Env: f.Getenv}
+	opts := &replayOptions{IO: f.IO, Env: f.Getenv, Store: launch.StoreOptions{Getenv: f.Getenv}}
 	cmd := &cobra.Command{
 		Use:     "replay FILE|ID[@VERSION]",
 		Short:   "Replay a sealed capability in Chromium, with no model in the loop",
@@ -64,7 +64,7 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 	fl.StringArrayVar(&r.ReleasedGates, "release-gate", nil, "release the gate before step ID (repeatable)")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
 	fl.BoolVar(&opts.JSON, "json", false, "print the run record as JSON")
-	fl.StringVar(&r.DataDir, "data-dir", "", "data directory (default $CUA_DATA_DIR or .cua)")
+	dataDirFlag(cmd, &r.DataDir)
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&opts.Launch.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
@@ -72,7 +72,7 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 	fl.BoolVar(&opts.Gate.Unattended, "unattended", false, "require a catalog approval covering the inputs (refused before the browser starts)")
 	fl.BoolVar(&opts.Gate.Eval, "eval", false, "record the run as an eval replay (counted by catalog approve --from-eval)")
 	fl.StringVar(&opts.Gate.IdempotencyKey, "idempotency-key", "", "a second run with this key returns the first run's record")
-	opts.Store.dbFlag(cmd)
+	storeFlags(cmd, &opts.Store, false)
 	return cmd
 }
 
@@ -87,13 +87,13 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	}
 	r := &o.Run
 	r.Capability = l
-	if r.Inputs, err = pipeline.ParseInputs(o.Inputs); err != nil {
-		return flagErrorf("--input %v", err)
+	if r.Inputs, err = pairsFlag("--input", o.Inputs); err != nil {
+		return err
 	}
 	if err := httpURL("--base-url", r.BaseURL); err != nil {
 		return err
 	}
-	r.DataDir = dataDir(r.DataDir, o.Env)
+	r.DataDir = launch.DataDir(r.DataDir, o.Env)
 	if o.LibraryDir == "" {
 		o.LibraryDir = filepath.Dir(o.File)
 	}
@@ -114,14 +114,14 @@ func (o *replayOptions) validate(ctx context.Context) error {
 // load loads the capability file, or resolves a reference from the
 // catalog; the store opens when the run is indexed.
 func (o *replayOptions) load(ctx context.Context) (l *capability.Loaded, err error) {
-	if isFile(o.File) && o.Gate == (catalog.RunParams{}) && o.Store.DB == "" {
+	if catalog.IsFile(o.File) && o.Gate == (catalog.RunParams{}) && o.Store.DB == "" {
 		return capability.LoadContext(ctx, o.File)
 	}
-	o.Store.DataDir = dataDir(o.Run.DataDir, o.Env)
-	if o.cat, o.st, err = o.Store.open(ctx, o.Env); err != nil {
+	o.Store.DataDir = o.Run.DataDir
+	if o.cat, o.st, err = openCatalog(ctx, o.Store); err != nil {
 		return nil, err
 	}
-	if isFile(o.File) {
+	if catalog.IsFile(o.File) {
 		return capability.LoadContext(ctx, o.File)
 	}
 	o.lib, o.LibraryDir = o.cat.Library(ctx), "-"

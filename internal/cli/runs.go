@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/catalog"
-	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/store"
 )
 
@@ -18,25 +17,18 @@ func newCmdRuns(f *Factory) *cobra.Command {
 	var since time.Duration
 	list := catCmd(f, "list", "List runs, newest first", cobra.NoArgs, func(ctx context.Context, cat *catalog.Catalog, _ []string) error {
 		rs, err := cat.Runs(ctx, flt)
-		if err != nil {
-			return err
-		}
-		return catalog.WriteRuns(f.IO.Out, rs)
+		return write(f.IO.Out, rs, err, catalog.WriteRuns)
 	})
-	inner := list.RunE
-	list.RunE = func(c *cobra.Command, args []string) error {
-		flt.Status = domain.RunStatus(status)
-		switch flt.Status {
-		case "", domain.StatusRunning, domain.StatusSuccess, domain.StatusBusinessOutcome, domain.StatusFailed, domain.StatusNeedsHuman:
-		default:
-			return flagErrorf("--status %q: want RUNNING, SUCCESS, BUSINESS_OUTCOME, FAILED or NEEDS_HUMAN", status)
+	list.PreRunE = func(*cobra.Command, []string) (err error) {
+		if flt.Status, err = catalog.ParseRunStatus(status); err != nil {
+			return flagErrorf("--status %v", err)
 		}
 		if since < 0 {
 			return flagErrorf("--since %s: want a positive duration", since)
 		} else if since > 0 {
 			flt.Since = time.Now().Add(-since)
 		}
-		return inner(c, args)
+		return nil
 	}
 	list.Flags().StringVar(&flt.CapabilityID, "capability", "", "only runs of this capability id")
 	list.Flags().StringVar(&status, "status", "", "only runs with this status")
@@ -44,10 +36,7 @@ func newCmdRuns(f *Factory) *cobra.Command {
 	list.Flags().IntVar(&flt.Limit, "limit", 50, "at most this many runs (0: all)")
 	show := catCmd(f, "show ID", "Show one run of the index", exactArgs(1, "one run ID"), func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 		r, err := cat.Run(ctx, args[0])
-		if err != nil {
-			return err
-		}
-		return catalog.WriteRun(f.IO.Out, r)
+		return write(f.IO.Out, r, err, catalog.WriteRun)
 	})
 	cmd.AddCommand(list, show)
 	return cmd

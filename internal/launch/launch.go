@@ -6,8 +6,10 @@
 //
 // It owns building the surface adapters and their lifetime; a front end
 // (the CLI, a worker) describes the target and closes the [Launcher] when
-// the runs are done. It never prints, reads flags or the environment,
-// authorizes or dispatches an action, or runs a capability.
+// the runs are done. It also opens the store a front end names (SQLite or
+// PostgreSQL) and the catalog over it, and builds the model a discovery
+// talks to. It never prints, reads flags or the environment (a Getenv is
+// injected), authorizes or dispatches an action, or runs a capability.
 package launch
 
 import (
