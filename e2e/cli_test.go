@@ -130,7 +130,7 @@ func TestBinaryRefusesBadInvocations(t *testing.T) {
 		{"loose secrets file", []string{"replay", capFile, "-i", "member_id=12345", "--secrets", loose}, "readable by others"},
 		{"unknown gate", []string{"replay", capFile, "--release-gate", "nope"}, "--release-gate \"nope\""},
 		{"unknown flag", []string{"replay", capFile, "--colour"}, "unknown flag: --colour"},
-		{"no capability", []string{"replay"}, "expected one CAPABILITY file"},
+		{"no capability", []string{"replay"}, "expected one capability FILE or catalog ID[@VERSION]"},
 		{"mockapp bad variant", []string{"mockapp", "--variant", "z"}, "--variant \"z\""},
 		{"validate tampered", []string{"capability", "validate", tampered}, "content hash mismatch"},
 	}

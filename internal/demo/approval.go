@@ -98,7 +98,7 @@ func (e *env) openCatalog(ctx context.Context) (*catalog.Catalog, func(), error)
 	if err != nil {
 		return nil, nil, err
 	}
-	cat, err := catalog.New(catalog.Config{Store: db, Bounds: bounds{}})
+	cat, err := catalog.New(catalog.Config{Store: db})
 	if err == nil {
 		err = addSealed(ctx, cat, e.cfg.Capabilities)
 	}
@@ -247,17 +247,4 @@ func (e *env) gatedReplay(ctx context.Context, cat *catalog.Catalog, st Stage, p
 		return nil, opened, fmt.Errorf("run: %w", err)
 	}
 	return rec, opened, nil
-}
-
-// bounds wires policy.InputBounds into the catalog, as the CLI does.
-type bounds struct{}
-
-var _ catalog.Checker = bounds{}
-
-func (bounds) Validate(b store.Bounds) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern}.Validate()
-}
-
-func (bounds) Check(b store.Bounds, exact map[string]string, in map[string]any, sensitive map[string]bool) error {
-	return policy.InputBounds{Max: b.Max, Allowed: b.Allowed, Pattern: b.Pattern, Exact: exact}.Check(in, sensitive)
 }
