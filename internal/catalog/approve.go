@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -43,6 +44,9 @@ type ApproveParams struct {
 	// run that uses it.
 	Once   bool
 	Inputs map[string]string
+	// InputsSchema is a JSON Schema the run's inputs (one object, money and
+	// numbers as JSON numbers) must satisfy, beside the other bounds.
+	InputsSchema json.RawMessage
 }
 
 // Approve records an approval of the version ref names. It refuses a
@@ -57,7 +61,7 @@ func (c *Catalog) Approve(ctx context.Context, ref string, p ApproveParams) (sto
 	}
 	a := store.Approval{ID: c.newID(), CapabilityID: v.CapabilityID, Version: v.Version, ContentHash: v.ContentHash,
 		Approver: p.Approver, Note: p.Note, CreatedAt: c.now(), Once: p.Once,
-		Bounds: store.Bounds{Max: p.Max, Allowed: p.Allowed, Pattern: p.Pattern}}
+		Bounds: store.Bounds{Max: p.Max, Allowed: p.Allowed, Pattern: p.Pattern, InputsSchema: p.InputsSchema}}
 	if a.Approver == "" {
 		if a.Approver = c.user(); a.Approver == "" {
 			return store.Approval{}, errors.New("approver: the OS user is unknown; name one with --approver")
@@ -97,6 +101,13 @@ func (c *Catalog) checkApproval(cp *domain.Capability, p ApproveParams) error {
 		return errors.New("a one-off approval binds exact --input values; --max, --allowed and --pattern do not apply")
 	case !p.Once && len(p.Inputs) > 0:
 		return errors.New("--input binds a one-off approval: add --once")
+	case p.Once && len(p.InputsSchema) > 0:
+		return errors.New("a one-off approval binds exact --input values; --inputs-schema does not apply")
+	}
+	if len(p.InputsSchema) > 0 {
+		if _, err := compileInputsSchema(p.InputsSchema); err != nil {
+			return err
+		}
 	}
 	for _, kind := range []struct {
 		flag  string
@@ -169,7 +180,11 @@ func (c *Catalog) Authorize(ctx context.Context, l *capability.Loaded, inputs ma
 	var why []string
 	var once []store.Approval
 	for _, a := range all {
-		if reason := c.refuse(a, l.Hash, inputs, sensitive, now); reason != "" {
+		reason := c.refuse(a, l.Hash, inputs, sensitive, now)
+		if reason == "" && len(a.Bounds.InputsSchema) > 0 {
+			reason = checkInputsSchema(a.Bounds.InputsSchema, cp, inputs)
+		}
+		if reason != "" {
 			why = append(why, "approval "+a.ID+": "+reason)
 			continue
 		}

@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -447,4 +448,49 @@ func TestParseExpiry(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestInputsSchemaBoundsTheRun(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.add(t, readFile(t, transferFile))
+	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.0.0")
+	tb.evals(t, l, 5)
+	for name, bad := range map[string]string{
+		"not JSON":  `{"type":`,
+		"remote":    `{"$ref":"http://127.0.0.1:1/x.json"}`,
+		"bad maxim": `{"properties":{"amount":{"maximum":"lots"}}}`,
+	} {
+		_, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.0.0", catalog.ApproveParams{FromEval: true, InputsSchema: json.RawMessage(bad)})
+		if err == nil || !strings.Contains(err.Error(), "inputs-schema") {
+			t.Errorf("%s: Approve = %v, want an error naming inputs-schema", name, err)
+		}
+	}
+	if n := len(tb.approvals(t)); n != 0 {
+		t.Fatalf("refused approvals wrote %d rows", n)
+	}
+	schema := `{"type":"object","properties":{"amount":{"type":"number","maximum":300}},"required":["amount"]}`
+	a, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.0.0", catalog.ApproveParams{FromEval: true, InputsSchema: json.RawMessage(schema)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tb.cat.Authorize(tb.ctx, l, transferInputs("250.00"), "run-1"); err != nil || got.ID != a.ID {
+		t.Fatalf("inside the schema: %+v, %v", got, err)
+	}
+	_, err = tb.cat.Authorize(tb.ctx, l, transferInputs("300.01"), "run-2")
+	if domain.ErrorCode(err) != domain.CodeApprovalRequired || !strings.Contains(err.Error(), "/amount fails maximum") {
+		t.Fatalf("above the schema's maximum: %v", err)
+	}
+	if strings.Contains(err.Error(), "300.01") {
+		t.Errorf("the refusal quotes the value: %v", err)
+	}
+}
+
+func (tb *testBundle) approvals(t *testing.T) []store.Approval {
+	t.Helper()
+	as, err := tb.st.ListApprovals(tb.ctx, store.ApprovalFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
 }

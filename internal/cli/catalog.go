@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/store"
@@ -100,7 +101,7 @@ func write[T any](w io.Writer, v T, err error, print func(io.Writer, T) error) e
 func newCmdCatalogApprove(f *Factory) *cobra.Command {
 	var p catalog.ApproveParams
 	var maxes, allowed, patterns, inputs []string
-	var expires string
+	var expires, schemaFile string
 	cmd := catCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", exactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Approve(ctx, args[0], p)
@@ -124,6 +125,11 @@ func newCmdCatalogApprove(f *Factory) *cobra.Command {
 		if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
 			return flagErrorf("--expires %v", err)
 		}
+		if schemaFile != "" {
+			if p.InputsSchema, err = capability.ReadBounded(schemaFile, capability.MaxApprovalSize); err != nil {
+				return fmt.Errorf("--inputs-schema: %w", err)
+			}
+		}
 		return nil
 	}
 	fl := cmd.Flags()
@@ -131,6 +137,7 @@ func newCmdCatalogApprove(f *Factory) *cobra.Command {
 	fl.StringArrayVar(&maxes, "max", nil, "inclusive ceiling NAME=VALUE (repeatable)")
 	fl.StringArrayVar(&allowed, "allowed", nil, "allowed values NAME=V1,V2 (repeatable)")
 	fl.StringArrayVar(&patterns, "pattern", nil, "regular expression NAME=RE (repeatable)")
+	fl.StringVar(&schemaFile, "inputs-schema", "", "JSON Schema FILE the run's inputs must satisfy (money and numbers as numbers)")
 	fl.StringVar(&expires, "expires", "", "lifetime, such as 30d or 36h (default: none)")
 	fl.StringVar(&p.Note, "note", "", "why it is approved")
 	fl.StringVar(&p.Approver, "approver", "", "who approves (default: the OS user)")
