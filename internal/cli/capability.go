@@ -17,9 +17,9 @@ func newCmdCapability(f *Factory) *cobra.Command {
 		Use:   "capability",
 		Short: "Validate, hash and seal capability files",
 	}
-	cmd.AddCommand(newCmdCapabilityValidate(f))
-	cmd.AddCommand(newCmdCapabilityHash(f))
-	cmd.AddCommand(newCmdCapabilitySeal(f))
+	cmd.AddCommand(newCmdCapabilityValidate(f, nil))
+	cmd.AddCommand(newCmdCapabilityHash(f, nil))
+	cmd.AddCommand(newCmdCapabilitySeal(f, nil))
 	return cmd
 }
 
@@ -33,25 +33,28 @@ type capOptions struct {
 }
 
 // newCapCmd builds a capability subcommand that takes files and --json.
-func newCapCmd(opts *capOptions, cmd *cobra.Command, run func(*capOptions) error) *cobra.Command {
+func newCapCmd(opts *capOptions, cmd *cobra.Command, run, runF func(*capOptions) error) *cobra.Command {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
 			return flagErrorf("expected at least one FILE")
 		}
 		opts.Files, opts.ctx = args, c.Context()
+		if runF != nil {
+			return runF(opts)
+		}
 		return run(opts)
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func newCmdCapabilityValidate(f *Factory) *cobra.Command {
+func newCmdCapabilityValidate(f *Factory, runF func(*capOptions) error) *cobra.Command {
 	cmd := newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
 		Use:     "validate FILE...",
 		Short:   "Validate capability files against the schema, the semantic rules and their content hash",
 		Long:    help("validate", false),
 		Example: help("validate", true),
-	}, runCapabilityValidate)
+	}, runCapabilityValidate, runF)
 	cmd.Flags().Lookup("json").Usage = "print results as JSON"
 	return cmd
 }
@@ -87,14 +90,14 @@ func runCapabilityValidate(opts *capOptions) error {
 	return nil
 }
 
-func newCmdCapabilityHash(f *Factory) *cobra.Command {
+func newCmdCapabilityHash(f *Factory, runF func(*capOptions) error) *cobra.Command {
 	return newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
 		Use:     "hash FILE",
 		Short:   "Print the content hash of a capability file",
 		Long:    help("hash", false),
 		Example: help("hash", true),
 		Args:    exactArgs(1, "one FILE"),
-	}, runCapabilityHash)
+	}, runCapabilityHash, runF)
 }
 
 func runCapabilityHash(opts *capOptions) error {
@@ -112,7 +115,7 @@ func runCapabilityHash(opts *capOptions) error {
 	return err
 }
 
-func newCmdCapabilitySeal(f *Factory) *cobra.Command {
+func newCmdCapabilitySeal(f *Factory, runF func(*capOptions) error) *cobra.Command {
 	opts := &capOptions{IO: f.IO}
 	cmd := newCapCmd(opts, &cobra.Command{
 		Use:     "seal FILE",
@@ -120,7 +123,7 @@ func newCmdCapabilitySeal(f *Factory) *cobra.Command {
 		Long:    help("seal", false),
 		Example: help("seal", true),
 		Args:    exactArgs(1, "one FILE"),
-	}, runCapabilitySeal)
+	}, runCapabilitySeal, runF)
 	cmd.Flags().StringVar(&opts.Library, "library", "", "directory of the capabilities this one calls, whose content hashes are pinned (default: the file's directory)")
 	return cmd
 }

@@ -137,12 +137,12 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &FlagError{Err: err} })
-	root.AddCommand(newCmdVersion(f))
+	root.AddCommand(newCmdVersion(f, nil))
 	root.AddCommand(newCmdCapability(f))
-	root.AddCommand(newCmdMockapp(f))
+	root.AddCommand(newCmdMockapp(f, nil))
 	root.AddCommand(newCmdReplay(f, nil))
-	root.AddCommand(newCmdDemo(f))
-	root.AddCommand(newCmdDiscover(f))
+	root.AddCommand(newCmdDemo(f, nil))
+	root.AddCommand(newCmdDiscover(f, nil))
 	root.AddCommand(newCmdSecrets(f))
 	root.AddCommand(newCmdCatalog(f), newCmdRuns(f))
 	return root

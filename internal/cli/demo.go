@@ -22,7 +22,7 @@ type demoOptions struct {
 	JSON     bool
 }
 
-func newCmdDemo(f *Factory) *cobra.Command {
+func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
 	opts := &demoOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -31,6 +31,9 @@ func newCmdDemo(f *Factory) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.DataDir = launch.DataDir(opts.DataDir, opts.Env)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
 			return runDemo(cmd.Context(), opts)
 		},
 	}

@@ -36,7 +36,7 @@ type discoverOptions struct {
 	JSON, NoEval                           bool
 }
 
-func newCmdDiscover(f *Factory) *cobra.Command {
+func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
 	opts := &discoverOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:     "discover",
@@ -47,6 +47,9 @@ func newCmdDiscover(f *Factory) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
 				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
 			return runDiscover(cmd.Context(), opts)
 		},

@@ -17,7 +17,7 @@ type mockappOptions struct {
 	AllowRemote bool
 }
 
-func newCmdMockapp(f *Factory) *cobra.Command {
+func newCmdMockapp(f *Factory, runF func(*cobra.Command, *mockappOptions) error) *cobra.Command {
 	opts := &mockappOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:     "mockapp",
@@ -36,6 +36,9 @@ func newCmdMockapp(f *Factory) *cobra.Command {
 			case "a", "b", "c":
 			default:
 				return flagErrorf("--variant %q: want a, b or c", opts.Variant)
+			}
+			if runF != nil {
+				return runF(cmd, opts)
 			}
 			return runMockapp(cmd, opts)
 		},

@@ -21,11 +21,11 @@ type scanOptions struct {
 
 func newCmdSecrets(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secrets", Short: "Check files for secrets"}
-	cmd.AddCommand(newCmdSecretsScan(f))
+	cmd.AddCommand(newCmdSecretsScan(f, nil))
 	return cmd
 }
 
-func newCmdSecretsScan(f *Factory) *cobra.Command {
+func newCmdSecretsScan(f *Factory, runF func(context.Context, *scanOptions) error) *cobra.Command {
 	opts := &scanOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:     "scan [PATH...]",
@@ -36,6 +36,9 @@ func newCmdSecretsScan(f *Factory) *cobra.Command {
 			opts.Paths = args
 			if len(opts.Paths) == 0 {
 				opts.Paths = []string{"."}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
 			return runSecretsScan(cmd.Context(), opts)
 		},

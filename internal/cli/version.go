@@ -14,13 +14,16 @@ type versionOptions struct {
 	JSON bool
 }
 
-func newCmdVersion(f *Factory) *cobra.Command {
+func newCmdVersion(f *Factory, runF func(*versionOptions) error) *cobra.Command {
 	opts := &versionOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the cua version",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
 			return runVersion(opts)
 		},
 	}
