@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/store/pgtest"
 )
 
 // catalogWorld is one MemberDesk and one data dir (its SQLite store at
@@ -121,9 +122,34 @@ func (w *catalogWorld) approve(t *testing.T, args ...string) string {
 // approval is consumed by its one run.
 func TestCatalogApproval(t *testing.T) {
 	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		catalogApproval(t, "")
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		// A real private PostgreSQL (Debian's postgresql; no skip without it).
+		pg, err := pgtest.Start(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pg.Stop)
+		if _, err := pg.CreateDatabase(t.Context(), "catalog"); err != nil {
+			t.Fatal(err)
+		}
+		catalogApproval(t, pg.URL("catalog"))
+	})
+}
+
+// catalogApproval walks the catalog's story on one store: SQLite under the
+// data dir when db is empty, else the PostgreSQL database db (CUA_DB).
+func catalogApproval(t *testing.T, db string) {
 	b := setup(t, mockapp.Options{})
 	w := &catalogWorld{bundle: b, env: []string{"CUA_DATA_DIR=" + b.dataDir,
 		"CUA_SECRET_COREBANK_OPERATOR=" + operator, "CUA_SECRET_COREBANK_PASSWORD=" + password}}
+	if db != "" {
+		w.env = append(w.env, "CUA_DB="+db)
+	}
 	steps := []struct {
 		name string
 		run  func(t *testing.T)

@@ -494,3 +494,39 @@ func (tb *testBundle) approvals(t *testing.T) []store.Approval {
 	}
 	return as
 }
+
+func TestAddOverlayIsAVersionOfItsOwn(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	base := tb.add(t, readFile(t, transferFile))
+	r, err := tb.cat.AddOverlay(tb.ctx, base.Ref(), catalog.Overlay{Tenant: "acme", BaseURL: "http://127.0.0.1:8811",
+		Targets: map[string]string{"review": "button:Check transfer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version.Version != "1.0.0+acme" || r.Version.ContentHash == base.ContentHash || !r.Created {
+		t.Fatalf("overlay version %+v", r.Version)
+	}
+	l, v, err := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.0.0+acme")
+	if err != nil || v.ContentHash != r.Version.ContentHash || !l.Sealed {
+		t.Fatalf("Resolve overlay: %+v %v", v, err)
+	}
+	if got := l.Capability.Step("review").Target.Name.Value; got != "Check transfer" {
+		t.Errorf("relabelled target %q", got)
+	}
+	// An approval of the base never covers the overlay.
+	lb, _, _ := tb.cat.Resolve(tb.ctx, base.Ref())
+	tb.evals(t, lb, 5)
+	if _, err := tb.cat.Approve(tb.ctx, base.Ref(), catalog.ApproveParams{FromEval: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.cat.Authorize(tb.ctx, l, transferInputs("1.00"), "run-o"); domain.ErrorCode(err) != domain.CodeApprovalRequired {
+		t.Fatalf("the base's approval covered the overlay: %v", err)
+	}
+	// The same overlay again is the same version, not a new one.
+	again, err := tb.cat.AddOverlay(tb.ctx, base.Ref(), catalog.Overlay{Tenant: "acme", BaseURL: "http://127.0.0.1:8811",
+		Targets: map[string]string{"review": "button:Check transfer"}})
+	if err != nil || again.Created || again.Version.ContentHash != r.Version.ContentHash {
+		t.Fatalf("re-adding the same overlay: %+v %v", again, err)
+	}
+}

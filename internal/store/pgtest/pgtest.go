@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -155,6 +156,13 @@ func (s *Server) Stop() {
 // DSN returns the connection string of database db over the Unix socket.
 func (s *Server) DSN(db string) string {
 	return fmt.Sprintf("host=%s port=5432 user=%s dbname=%s sslmode=disable", s.sock(), superuser, db)
+}
+
+// URL is db's connection string in URL form (postgres://…), as `cua --db`
+// and CUA_DB take it.
+func (s *Server) URL(db string) string {
+	return (&url.URL{Scheme: "postgres", User: url.User(superuser), Path: "/" + db,
+		RawQuery: url.Values{"host": {s.sock()}, "port": {"5432"}, "sslmode": {"disable"}}.Encode()}).String()
 }
 
 // CreateDatabase creates an empty database and returns its DSN.
