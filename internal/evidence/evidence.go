@@ -61,6 +61,8 @@ type Bundle struct {
 	w    *bufio.Writer
 	seq  int
 	prev string
+	// runID names the run in the manifest.
+	runID string
 }
 
 // Open creates <root>/runs/<runID>/ and its event log.
@@ -76,7 +78,7 @@ func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evidence: create event log: %w", err)
 	}
-	return &Bundle{dir: dir, red: red, f: f, w: bufio.NewWriterSize(f, 64<<10), prev: "sha256:genesis"}, nil
+	return &Bundle{dir: dir, red: red, f: f, w: bufio.NewWriterSize(f, 64<<10), prev: Genesis, runID: runID}, nil
 }
 
 // Dir returns the run's evidence directory.
@@ -154,8 +156,10 @@ func (b *Bundle) WriteRecord(rec *domain.RunRecord) error {
 	return writeAtomic(filepath.Join(b.dir, "record.json"), raw)
 }
 
-// Close flushes and closes the event log; it is idempotent. An Append that
-// returned nil before Close is on disk after it.
+// Close flushes and closes the event log, then finishes the bundle: it
+// writes manifest.json (see Manifest) atomically over every file the run
+// directory then holds. It is idempotent. An Append that returned nil
+// before Close is on disk after it.
 func (b *Bundle) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -173,7 +177,7 @@ func (b *Bundle) Close() error {
 	if err != nil {
 		return fmt.Errorf("evidence: close event log: %w", err)
 	}
-	return nil
+	return writeManifest(b.dir, b.runID, b.prev, b.seq)
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -204,7 +208,7 @@ func writeAtomic(path string, data []byte) error {
 // AppendLine returns. It refuses names outside the run directory and the
 // bundle's own files.
 func (b *Bundle) AppendLine(name string, v any) error {
-	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" {
+	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" || name == ManifestFile {
 		return fmt.Errorf("evidence: bad file name %q", name)
 	}
 	raw, err := json.Marshal(v)

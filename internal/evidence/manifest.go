@@ -1,0 +1,108 @@
+package evidence
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ManifestFile is the name of a finished bundle's manifest.
+const ManifestFile = "manifest.json"
+
+// ManifestSchemaVersion is the version of manifest.json's shape.
+const ManifestSchemaVersion = 1
+
+// Genesis is the prev of a run's first event, and the chain head of a run
+// with no events.
+const Genesis = "sha256:genesis"
+
+// Manifest is manifest.json: what a finished bundle holds, so a verifier
+// can tell a changed, missing or added file from the bundle as written.
+type Manifest struct {
+	SchemaVersion int    `json:"schema_version"`
+	RunID         string `json:"run_id"`
+	// ChainHead is the hash of the last event of events.jsonl (Genesis when
+	// the log is empty); Events is how many events the log holds.
+	ChainHead string `json:"chain_head"`
+	Events    int    `json:"events"`
+	// Files maps each file's slash-separated path below the bundle (every
+	// file but manifest.json itself) to its digest and size.
+	Files map[string]FileDigest `json:"files"`
+}
+
+// FileDigest is one file's sha256 (lower-case hex) and size in bytes.
+type FileDigest struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// writeManifest writes dir's manifest.json atomically: every regular file
+// below dir but the manifest, and the chain head.
+func writeManifest(dir, runID, head string, events int) error {
+	files, err := digestFiles(dir)
+	if err != nil {
+		return err
+	}
+	m := Manifest{SchemaVersion: ManifestSchemaVersion, RunID: runID, ChainHead: head, Events: events, Files: files}
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("evidence: encode manifest: %w", err)
+	}
+	return writeAtomic(filepath.Join(dir, ManifestFile), append(raw, '\n'))
+}
+
+// digestFiles hashes every regular file below dir except the manifest,
+// keyed by slash-separated relative path. Symlinks and other non-regular
+// entries are listed with an empty digest, so a verifier names them.
+func digestFiles(dir string) (map[string]FileDigest, error) {
+	out := map[string]FileDigest{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == ManifestFile {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			out[rel] = FileDigest{}
+			return nil
+		}
+		fd, err := digestFile(p)
+		if err != nil {
+			return err
+		}
+		out[rel] = fd
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("evidence: digest bundle files: %w", err)
+	}
+	return out, nil
+}
+
+func digestFile(p string) (FileDigest, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	return FileDigest{SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}, nil
+}
