@@ -1,7 +1,10 @@
 // Package evidence owns a run's evidence: the run record, the typed event
 // kinds (one Go type and one JSON shape per kind, published as
 // schema/event-log.schema.json) and the hash-chained event log under
-// <data-dir>/runs/<run-id>/.
+// <data-dir>/runs/<run-id>/; the manifest.json a finished bundle gets on
+// Close (every file's sha256 and size, the chain head); and Verify, which
+// says whether a bundle is share_ready (chain, manifest, secret and
+// host-path scans) reading nothing but the bundle.
 //
 // Every string passes through the redactor before it reaches a file (DESIGN
 // invariant 6); evidence never writes outside the run's directory, never
