@@ -145,6 +145,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(newCmdDiscover(f, nil))
 	root.AddCommand(newCmdSecrets(f))
 	root.AddCommand(newCmdCatalog(f), newCmdRuns(f))
+	root.AddCommand(newCmdVerify(f, nil))
 	return root
 }
 
