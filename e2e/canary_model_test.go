@@ -73,7 +73,8 @@ func TestCanaryExecModel(t *testing.T) {
 			out := t.TempDir()
 			c := newCanaryCmd(t, via, func(data string) []string {
 				return []string{"discover", "--goal", "Sign on to MemberDesk", "--target", base, "--out", out,
-					"--model", "exec:" + script, "--data-dir", data, "--max-steps", "8", "--no-eval", "--json"}
+					"--model", "exec:" + script, "--record", filepath.Join(out, "exploration.cassette.json"),
+					"--data-dir", data, "--max-steps", "8", "--no-eval", "--json"}
 			})
 			err := c.cmd.Run()
 			t.Logf("discover: exit %v; stdout %d bytes", err, c.out.Len())
@@ -108,7 +109,10 @@ func TestCanaryExecModel(t *testing.T) {
 				t.Errorf("no request to the model shows the page's echo; the input sink was not exercised")
 			}
 			c.scanAll(t)
-			scanTree(t, "--out", out, canaryPassword)
+			if _, err := os.Stat(filepath.Join(out, "exploration.cassette.json")); err != nil {
+				t.Errorf("--record wrote no cassette: %v", err)
+			}
+			scanTree(t, "--out and the recorded cassette", out, canaryPassword)
 		})
 	}
 }
