@@ -530,3 +530,22 @@ func TestAddOverlayIsAVersionOfItsOwn(t *testing.T) {
 		t.Fatalf("re-adding the same overlay: %+v %v", again, err)
 	}
 }
+
+func TestUnstartedRunIsIndexed(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.add(t, readFile(t, transferFile))
+	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.0.0")
+	g := tb.cat.Gate(catalog.RunParams{Unattended: true, IdempotencyKey: "k"})
+	rec := &domain.RunRecord{RunID: "r-bad", Status: domain.StatusFailed, FailureCode: domain.CodeInputInvalid}
+	if err := g.Unstarted(tb.ctx, l, rec, "/data/runs/r-bad"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := tb.st.GetRun(tb.ctx, "r-bad")
+	if err != nil || got.Status != domain.StatusFailed || got.FailureCode != domain.CodeInputInvalid || got.ContentHash != l.Hash || got.EndedAt.IsZero() {
+		t.Fatalf("indexed run %+v, %v", got, err)
+	}
+	if _, err := tb.st.LookupIdempotencyKey(tb.ctx, "memberdesk.transfer_funds", "k"); err == nil {
+		t.Error("a run that never started claimed the idempotency key")
+	}
+}

@@ -106,6 +106,23 @@ func (g *Gate) prior(ctx context.Context, runID string) (*domain.RunRecord, stri
 	return rec, "", nil
 }
 
+// Unstarted indexes a run that ended before it could begin (inputs that
+// do not bind, a called capability that does not resolve) with its status
+// and failure code. It claims no idempotency key: the run did nothing.
+func (g *Gate) Unstarted(ctx context.Context, l *capability.Loaded, rec *domain.RunRecord, evidencePath string) error {
+	cp := l.Capability
+	now := g.c.now()
+	r := store.Run{ID: rec.RunID, CapabilityID: cp.ID, Version: cp.Version, ContentHash: l.Hash, Status: rec.Status,
+		FailureCode: rec.FailureCode, Outcome: rec.Outcome, StartedAt: now, EndedAt: now, EvidencePath: evidencePath, Eval: g.p.Eval}
+	if _, err := g.c.st.RecordRun(ctx, r); err != nil {
+		return fmt.Errorf("index run %s: %w", r.ID, err)
+	}
+	if _, err := g.c.st.UpdateRun(ctx, r); err != nil {
+		return fmt.Errorf("index run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
 // End writes the finished record into the run index.
 func (g *Gate) End(ctx context.Context, rec *domain.RunRecord) error {
 	r := g.run

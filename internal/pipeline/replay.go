@@ -45,7 +45,7 @@ func Replay(ctx context.Context, p ReplayParams) (*domain.RunRecord, error) {
 	}
 	bound, err := capability.BindInputs(o.Capability.Capability, o.Inputs)
 	if err != nil {
-		return record(ctx, replay.Options{Capability: o.Capability, Inputs: o.Inputs, BaseURL: o.BaseURL,
+		return unstarted(ctx, p, replay.Options{Capability: o.Capability, Inputs: o.Inputs, BaseURL: o.BaseURL,
 			Redactor: o.Redactor, DataDir: o.DataDir, RunID: o.RunID, Logger: o.Logger})
 	}
 	lib, err := library(p)
@@ -53,7 +53,7 @@ func Replay(ctx context.Context, p ReplayParams) (*domain.RunRecord, error) {
 		return nil, err
 	}
 	if err := replay.Preflight(o.Capability, lib); err != nil {
-		return record(ctx, replay.Options{Capability: o.Capability, Library: lib, Inputs: o.Inputs, BaseURL: o.BaseURL,
+		return unstarted(ctx, p, replay.Options{Capability: o.Capability, Library: lib, Inputs: o.Inputs, BaseURL: o.BaseURL,
 			Redactor: o.Redactor, DataDir: o.DataDir, RunID: o.RunID, Logger: o.Logger})
 	}
 	if p.Gate != nil {
@@ -93,9 +93,26 @@ func open(ctx context.Context, p ReplayParams, lib replay.Library, o replay.Opti
 // (prior) when the run must not happen again, or the approver of the
 // approval that covers an unattended run; an error it returns with a
 // domain failure code refuses the run. End receives the finished record.
+// Unstarted indexes a run that ended before it could begin (inputs that
+// do not bind, a called capability that does not resolve).
 type Gate interface {
 	Begin(ctx context.Context, runID string, l *capability.Loaded, inputs map[string]any, evidencePath string) (prior *domain.RunRecord, approver string, err error)
 	End(ctx context.Context, rec *domain.RunRecord) error
+	Unstarted(ctx context.Context, l *capability.Loaded, rec *domain.RunRecord, evidencePath string) error
+}
+
+// unstarted records a run that ends before a surface opens and, through
+// p.Gate, indexes it.
+func unstarted(ctx context.Context, p ReplayParams, o replay.Options) (*domain.RunRecord, error) {
+	rec, err := record(ctx, o)
+	if err != nil || p.Gate == nil {
+		return rec, err
+	}
+	var evidencePath string
+	if o.DataDir != "" {
+		evidencePath = filepath.Join(o.DataDir, "runs", o.RunID)
+	}
+	return rec, p.Gate.Unstarted(ctx, o.Capability, rec, evidencePath)
 }
 
 // gated runs o through p.Gate: a refusal returns a FAILED record with no
