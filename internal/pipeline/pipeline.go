@@ -32,7 +32,6 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/recorder"
-	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/surface"
 )
@@ -187,8 +186,7 @@ func eval(ctx context.Context, p Params, loaded *capability.Loaded, inputs map[s
 	if err != nil {
 		return nil, err
 	}
-	redactMessages(rec, cfg.Redactor)
-	return rec, nil
+	return rec, nil // replay.Run returns it redacted
 }
 
 // CassetteProvenance is the provenance id of an exploration replayed from
@@ -211,16 +209,4 @@ func NewRunID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return "r" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
-}
-
-// redactMessages passes a record's free-text messages through red before
-// they reach a caller; record.json is redacted whole by evidence.
-func redactMessages(rec *domain.RunRecord, red *redact.Redactor) {
-	if red == nil {
-		red = redact.New()
-	}
-	rec.Message = red.String(rec.Message)
-	for i := range rec.Steps {
-		rec.Steps[i].Message = red.String(rec.Steps[i].Message)
-	}
 }

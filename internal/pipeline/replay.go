@@ -9,7 +9,9 @@ import (
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 )
 
@@ -169,18 +171,16 @@ func refused(o replay.Options, why error) *domain.RunRecord {
 		ContentHash: o.Capability.Hash, Status: domain.StatusFailed, ExitCode: domain.StatusFailed.ExitCode(),
 		FailureCode: domain.ErrorCode(why), Message: msg, StartedAt: t, FinishedAt: t, Steps: []domain.StepResult{},
 		BaseURL: o.BaseURL}
-	redactMessages(rec, o.Redactor)
-	return rec
+	red := o.Redactor
+	if red == nil {
+		red = redact.New()
+	}
+	return evidence.RedactRecord(rec, red)
 }
 
-// record runs o and redacts the record's messages.
+// record runs o; the engine returns the record already redacted.
 func record(ctx context.Context, o replay.Options) (*domain.RunRecord, error) {
-	rec, err := replay.Run(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	redactMessages(rec, o.Redactor)
-	return rec, nil
+	return replay.Run(ctx, o)
 }
 
 // SealPinned seals the capability file at path, pinning the content hash
