@@ -125,6 +125,9 @@ type StepFinished struct {
 	DurationMS int64           `json:"duration_ms"`
 	Risk       domain.Risk     `json:"risk,omitempty"`
 	Effect     domain.Effect   `json:"effect,omitempty"`
+	// Screenshot is the bundle-relative path of the masked PNG taken after
+	// the step acted (Bundle.WriteScreenshot), empty when none was taken.
+	Screenshot string `json:"screenshot,omitempty"`
 }
 
 // GateReached: a gated step stopped the run for human review.

@@ -288,31 +288,31 @@ func (r *run) steps(ctx context.Context) *end {
 			continue
 		case vUnexpected, vFailed:
 			e := v.end()
-			r.recordStep(res, started, e)
+			r.recordStep(ctx, res, started, e)
 			return e
 		}
 		keys[i] = pageKey(v.snap, st)
 		if e := r.act(ctx, st, v.snap, &res); e != nil {
 			if e.recoverWith != nil {
 				res.Status, res.Message = "interrupted", e.msg
-				r.recordStep(res, started, nil)
+				r.recordStep(ctx, res, started, nil)
 				if e := r.recover(ctx, e.recoverWith); e != nil {
 					return e
 				}
 				i = r.reanchor(ctx, i, lastCheckpoint, keys)
 				continue
 			}
-			r.recordStep(res, started, e)
+			r.recordStep(ctx, res, started, e)
 			return e
 		}
 		if st.Postcondition != nil && st.Action != domain.ActAssert {
 			pv := r.settle(ctx, predicateExpectation("step "+st.ID+" postcondition", st.Postcondition), r.stepWait(st))
 			switch pv.kind {
 			case vOutcome:
-				r.recordStep(res, started, nil)
+				r.recordStep(ctx, res, started, nil)
 				return &end{status: domain.StatusBusinessOutcome, outcome: pv.outcome}
 			case vRecovery:
-				r.recordStep(res, started, nil)
+				r.recordStep(ctx, res, started, nil)
 				if e := r.recover(ctx, pv.rule); e != nil {
 					return e
 				}
@@ -320,13 +320,13 @@ func (r *run) steps(ctx context.Context) *end {
 				continue
 			case vUnexpected, vFailed:
 				e := pv.end()
-				r.recordStep(res, started, e)
+				r.recordStep(ctx, res, started, e)
 				return e
 			}
 			r.confirm(st, &res)
 		}
 		r.sent[i] = false
-		r.recordStep(res, started, nil)
+		r.recordStep(ctx, res, started, nil)
 		if st.Checkpoint {
 			lastCheckpoint = i
 			if r.rt.Evidence != nil {
@@ -382,7 +382,7 @@ func (r *run) stepName(id string) string {
 	return id
 }
 
-func (r *run) recordStep(res domain.StepResult, started time.Time, e *end) {
+func (r *run) recordStep(ctx context.Context, res domain.StepResult, started time.Time, e *end) {
 	res.DurationMS = time.Since(started).Milliseconds()
 	if res.Status == "" {
 		res.Status = "ok"
@@ -394,6 +394,8 @@ func (r *run) recordStep(res domain.StepResult, started time.Time, e *end) {
 	}
 	r.rec.Steps = append(r.rec.Steps, res)
 	ev := evidence.StepFinished{Status: res.Status, Strategy: res.Strategy, DurationMS: res.DurationMS}
+	// The screen after the step, masked, joined to its event by name.
+	ev.Screenshot = r.rt.StepScreenshot(ctx, r.disp, len(r.rec.Steps))
 	if res.Effect != "" {
 		ev.Risk, ev.Effect = res.Risk, res.Effect
 	}

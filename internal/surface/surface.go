@@ -77,6 +77,16 @@ type Screenshotter interface {
 	Screenshot(ctx context.Context) ([]byte, error)
 }
 
+// MaskedScreenshotter is the optional ability to take a screenshot that is
+// evidence: every box (page coordinates, as a snapshot's node Bounds,
+// frame offsets included) is painted opaque black before the image is
+// encoded, so the unmasked pixels never leave the adapter. Callers
+// type-assert a Surface to it; a surface without it writes no screenshots
+// to evidence. It returns surface.ErrNoFrame for a surface without pixels.
+type MaskedScreenshotter interface {
+	MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]byte, error)
+}
+
 // ProgressKeyer is the optional ability of a state-driven surface to name
 // its application's own progress: ProgressKey returns a bounded,
 // order-independent key of the app state (perception.StableProgressKey)

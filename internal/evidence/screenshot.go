@@ -1,0 +1,59 @@
+package evidence
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+)
+
+// ScreenshotDir is the bundle folder that holds one masked PNG per step.
+const ScreenshotDir = "screenshots"
+
+var (
+	screenshotName = regexp.MustCompile(`^step-[0-9]{3,}\.png$`)
+	pngMagic       = []byte("\x89PNG\r\n\x1a\n")
+)
+
+// ScreenshotName is the file name of the screenshot taken after the n-th
+// step result of a run (1-based, in the order of the record's steps):
+// step-001.png, step-002.png, …
+func ScreenshotName(n int) string { return fmt.Sprintf("step-%03d.png", n) }
+
+// WriteScreenshot writes png, a screenshot whose sensitive and secret boxes
+// the surface already painted black (surface.MaskedScreenshotter), as
+// screenshots/<name> atomically, and returns its bundle-relative path
+// ("screenshots/step-001.png"), the form a step_finished event records.
+// The manifest written on Close covers it.
+//
+// It refuses a name not of the form ScreenshotName gives, data that is not
+// a PNG, an existing file (evidence never rewrites) and a closed bundle.
+// Safe for concurrent use.
+func (b *Bundle) WriteScreenshot(name string, png []byte) (string, error) {
+	if !screenshotName.MatchString(name) {
+		return "", fmt.Errorf("evidence: bad screenshot name %q: want step-NNN.png", name)
+	}
+	if !bytes.HasPrefix(png, pngMagic) {
+		return "", fmt.Errorf("evidence: screenshot %s is not a PNG", name)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil {
+		return "", errors.New("evidence: bundle closed")
+	}
+	dir := filepath.Join(b.dir, ScreenshotDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("evidence: create screenshot dir: %w", err)
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("evidence: screenshot %s already written", name)
+	}
+	if err := writeAtomic(p, png); err != nil {
+		return "", err
+	}
+	return ScreenshotDir + "/" + name, nil
+}

@@ -1,0 +1,121 @@
+package browser
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"math"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/surface"
+)
+
+var _ surface.MaskedScreenshotter = (*Session)(nil)
+
+// MaskedScreenshot returns a PNG of the page's visual viewport with every
+// box filled with opaque black before the image is encoded. Boxes are in
+// page coordinates, as a snapshot's node Bounds are (frame offsets
+// included); the viewport's scroll position and the device pixel ratio are
+// applied here. Each box is widened to whole pixels and clipped to the
+// image; a box with a NaN or infinite coordinate blacks out the whole
+// image (a sensitive node whose position is unknown could be anywhere).
+//
+// It fails while a JavaScript dialog is open (the renderer cannot paint)
+// and returns an error wrapping surface.ErrCrashed when the page is gone.
+// Safe to call between the session's other methods, not concurrently with
+// them.
+func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]byte, error) {
+	if err := s.usable(); err != nil {
+		return nil, err
+	}
+	m, err := call(ctx, s, s.page, page.GetLayoutMetrics, cdp.Empty{})
+	if err != nil {
+		return nil, fmt.Errorf("masked screenshot: layout metrics: %w", err)
+	}
+	vv := m.CSSVisualViewport
+	if vv == nil || !(vv.ClientWidth > 0) || !(vv.ClientHeight > 0) {
+		return nil, fmt.Errorf("masked screenshot: the page reports no viewport")
+	}
+	// A plain capture: a clip would make Chromium emulate a viewport for
+	// it, which the page sees as a change (media queries fire).
+	res, err := call(ctx, s, s.page, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	if err != nil {
+		return nil, fmt.Errorf("masked screenshot: %w", err)
+	}
+	out, err := maskViewport(res.Data, boxes, vv)
+	if err != nil {
+		return nil, fmt.Errorf("masked screenshot: %w", err)
+	}
+	return out, nil
+}
+
+// maskViewport paints boxes (page coordinates) black on the PNG of the
+// visual viewport vv and encodes the result. The image's pixels per CSS
+// pixel come from its size against the viewport's; when width and height
+// disagree (a scrollbar the viewport's client size leaves out), every box
+// is painted under both, so the true one is covered.
+func maskViewport(data []byte, boxes []domain.Rect, vv *page.VisualViewport) ([]byte, error) {
+	src, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
+	var img draw.Image
+	switch m := src.(type) {
+	case *image.RGBA:
+		img = m
+	case *image.NRGBA:
+		img = m
+	default: // paletted and grey images cannot hold exact black everywhere
+		nm := image.NewNRGBA(src.Bounds())
+		draw.Draw(nm, nm.Bounds(), src, src.Bounds().Min, draw.Src)
+		img = nm
+	}
+	bounds := img.Bounds()
+	sx, sy := float64(bounds.Dx())/vv.ClientWidth, float64(bounds.Dy())/vv.ClientHeight
+	scales := []float64{sx}
+	if math.Abs(sx-sy) > 0.005*sx {
+		scales = append(scales, sy)
+	}
+	black := image.NewUniform(color.NRGBA{A: 0xff})
+	for _, b := range boxes {
+		for _, scale := range scales {
+			if r, ok := pixelRect(b, vv.PageX, vv.PageY, scale, bounds); ok {
+				draw.Draw(img, r, black, image.Point{}, draw.Src)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	enc := png.Encoder{CompressionLevel: png.BestSpeed}
+	if err := enc.Encode(&buf, img); err != nil {
+		return nil, fmt.Errorf("encode: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// pixelRect converts a page box to the image pixels it touches, clipped to
+// bounds; an unknown position is the whole image.
+func pixelRect(b domain.Rect, pageX, pageY, scale float64, bounds image.Rectangle) (image.Rectangle, bool) {
+	for _, f := range []float64{b.X, b.Y, b.W, b.H} {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return bounds, true
+		}
+	}
+	if b.Empty() {
+		return image.Rectangle{}, false
+	}
+	clamp := func(f float64, hi int) int { return int(math.Max(0, math.Min(float64(hi), f))) }
+	w, h := bounds.Dx(), bounds.Dy()
+	x0, y0 := (b.X-pageX)*scale, (b.Y-pageY)*scale
+	r := image.Rect(
+		clamp(math.Floor(x0), w), clamp(math.Floor(y0), h),
+		clamp(math.Ceil(x0+b.W*scale), w), clamp(math.Ceil(y0+b.H*scale), h),
+	).Add(bounds.Min)
+	return r, !r.Empty()
+}
