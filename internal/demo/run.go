@@ -96,7 +96,11 @@ func (r *Result) DurationMS() int64 {
 // Report is the outcome of a demo run.
 type Report struct {
 	AppURL string
-	Stages []*Result
+	// Library is the command that opens the run library the demo wrote
+	// (`cua observe --data-dir DIR`), LibraryURL where it then serves.
+	Library    string
+	LibraryURL string
+	Stages     []*Result
 	// Failed counts the stages that did not behave as declared.
 	Failed int
 }
@@ -142,8 +146,9 @@ type env struct {
 }
 
 // Run starts MemberDesk on 127.0.0.1 and one Chromium, runs every stage
-// and then, with a Discoverer, the discovery stages, and reports each
-// result. The error is for a demo that could not start (a missing
+// and then, with a Discoverer, the discovery stages, and last verifies
+// every run it made (evidence.Verify: each must be share_ready), and
+// reports each result. The error is for a demo that could not start (a missing
 // capability, no browser); a stage that misbehaves is a failed [Result].
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
@@ -183,7 +188,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.OnStart(app.URL())
 	}
 	e := &env{cfg: cfg, lib: lib, base: app.URL(), app: mockapp.NewClient(app.URL(), nil), br: br}
-	rep := &Report{AppURL: app.URL()}
+	rep := &Report{AppURL: app.URL(), Library: ObserveCommand(cfg.DataDir), LibraryURL: ObserveURL}
+	before, err := runDirs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	add := func(r *Result) {
 		rep.Stages = append(rep.Stages, r)
 		if !r.Pass {
@@ -206,6 +215,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			add(r)
 		}
 	}
+	add(e.verifyStage(before))
 	return rep, nil
 }
 

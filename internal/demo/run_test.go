@@ -37,9 +37,19 @@ func TestRunInChromium(t *testing.T) {
 	if !strings.HasPrefix(started, "http://127.0.0.1:") || rep.AppURL != started {
 		t.Errorf("OnStart got %q, report %q; want the app on 127.0.0.1", started, rep.AppURL)
 	}
-	if len(rep.Stages) != 3 || len(seen) != 3 || seen[2] != wrong.Name {
-		t.Fatalf("stages %d, seen %v; want 3 in order", len(rep.Stages), seen)
+	if len(rep.Stages) != 4 || len(seen) != 4 || seen[2] != wrong.Name {
+		t.Fatalf("stages %d, seen %v; want 3 and the verification, in order", len(rep.Stages), seen)
 	}
+	// The last stage verified every run the demo made, and says where the
+	// run library opens.
+	if v := rep.Stages[3]; !v.Pass || !strings.Contains(v.Detail, "3 of 3 runs share_ready") ||
+		!strings.Contains(v.Detail, "cua observe --data-dir "+dataDir+", then http://127.0.0.1:8813/") {
+		t.Errorf("verification stage: pass=%v detail=%q", v.Pass, v.Detail)
+	}
+	if rep.Library != "cua observe --data-dir "+dataDir || rep.LibraryURL != "http://127.0.0.1:8813/" {
+		t.Errorf("report library %q %q", rep.Library, rep.LibraryURL)
+	}
+	checkScreenshots(t, filepath.Join(dataDir, "runs"))
 	for _, r := range rep.Stages[:2] {
 		if !r.Pass || r.Record == nil || r.Detail == "" {
 			t.Errorf("stage %q: pass=%v problem=%q detail=%q", r.Name, r.Pass, r.Problem, r.Detail)
@@ -80,11 +90,15 @@ func TestApprovalStagesInChromium(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: Run: %v", round, err)
 		}
-		if len(rep.Stages) != 4 || !rep.Passed() {
+		if len(rep.Stages) != 5 || !rep.Passed() {
 			for _, r := range rep.Stages {
 				t.Logf("%s %s: %s", r.Mark(), r.Name, r.Detail)
 			}
-			t.Fatalf("round %d: %d stages, %d failed; want 4 passing", round, len(rep.Stages), rep.Failed)
+			t.Fatalf("round %d: %d stages, %d failed; want 4 and the verification passing", round, len(rep.Stages), rep.Failed)
+		}
+		// Each round verifies only the runs it made: 5 evals and 2 transfers.
+		if d := rep.Stages[4].Detail; !strings.Contains(d, "7 of 7 runs share_ready") {
+			t.Errorf("round %d: verification %q", round, d)
 		}
 		ok, no := rep.Stages[2].Record, rep.Stages[3].Record
 		if ok.Outputs["confirmation"] != "TRF-0006" || ok.DispatchCount == 0 {
