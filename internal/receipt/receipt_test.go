@@ -61,7 +61,7 @@ func transferRecord(status domain.RunStatus, code domain.FailureCode) *domain.Ru
 		ContentHash: "sha256:6c4bb3460aa5f820bfb1860058f554b9b075e925640b31a630c9698b30efdf49",
 		Status:      status, FailureCode: code, DispatchCount: 9, DurationMS: 4066,
 		Inputs: map[string]any{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "250.00"},
-		Steps: []domain.StepResult{{ID: "open_transfer", Action: "click", Status: "ok"}, {ID: "review", Action: "click", Status: "ok"}},
+		Steps:  []domain.StepResult{{ID: "open_transfer", Action: "click", Status: "ok"}, {ID: "review", Action: "click", Status: "ok"}},
 		Effects: &domain.Effects{Steps: []domain.StepEffect{
 			{Step: "submit", Risk: domain.RiskIrreversible, Effect: domain.EffectNotSent},
 			{Step: "confirm", Risk: domain.RiskIrreversible, Effect: domain.EffectNotSent}}},
