@@ -107,7 +107,8 @@ var Rules = []Rule{
 	{Pkg: runtime, MayImport: runtimeMay},
 	// Runtime and below; never agent, model or a model SDK (invariant 1 is
 	// also checked transitively by rule no-model-in-replay).
-	{Pkg: replay, MayImport: runtimeAndBelow},
+	// receipt (domain only) builds the plan and receipt every run writes.
+	{Pkg: replay, MayImport: join(runtimeAndBelow, []string{receipt})},
 	// The port; adapters model/openai, model/anthropic, model/cassette,
 	// model/exec and model/modeltest inherit it plus model.
 	{Pkg: model, MayImport: []string{domain}},

@@ -66,6 +66,8 @@ type Bundle struct {
 	prev string
 	// runID names the run in the manifest.
 	runID string
+	// shots counts the screenshots written.
+	shots int
 }
 
 // Open creates <root>/runs/<runID>/ and its event log.
@@ -211,7 +213,8 @@ func writeAtomic(path string, data []byte) error {
 // AppendLine returns. It refuses names outside the run directory and the
 // bundle's own files.
 func (b *Bundle) AppendLine(name string, v any) error {
-	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" || name == ManifestFile {
+	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" || name == ManifestFile ||
+		name == PlanFile || name == ReceiptFile || name == GateFile || name == ScreenshotDir {
 		return fmt.Errorf("evidence: bad file name %q", name)
 	}
 	raw, err := json.Marshal(v)

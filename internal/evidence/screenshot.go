@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -55,5 +56,45 @@ func (b *Bundle) WriteScreenshot(name string, png []byte) (string, error) {
 	if err := writeAtomic(p, png); err != nil {
 		return "", err
 	}
+	b.shots++
 	return ScreenshotDir + "/" + name, nil
+}
+
+// Screenshots returns how many screenshots WriteScreenshot wrote.
+func (b *Bundle) Screenshots() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.shots
+}
+
+// Control-plane records a bundle may hold beside the record (see
+// internal/receipt): the run's action plan, its receipt and, when it
+// stopped at a gate, the handoff gate.
+const (
+	PlanFile    = "plan.json"
+	ReceiptFile = "receipt.json"
+	GateFile    = "gate.json"
+)
+
+// WriteDocument writes v, redacted, as the bundle's JSON document name
+// (PlanFile, ReceiptFile or GateFile) atomically, before Close writes the
+// manifest over it. It refuses any other name and a closed bundle.
+func (b *Bundle) WriteDocument(name string, v any) error {
+	if name != PlanFile && name != ReceiptFile && name != GateFile {
+		return fmt.Errorf("evidence: bad document name %q: want %s, %s or %s", name, PlanFile, ReceiptFile, GateFile)
+	}
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("evidence: encode %s: %w", name, err)
+	}
+	raw, err = b.red.JSON(raw)
+	if err != nil {
+		return fmt.Errorf("evidence: redact %s: %w", name, err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.w == nil {
+		return errors.New("evidence: bundle closed")
+	}
+	return writeAtomic(filepath.Join(b.dir, name), append(raw, '\n'))
 }

@@ -95,6 +95,9 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 		r.emit("", evidence.RunFinished{Status: rec.Status, FailureCode: rec.FailureCode, Outcome: rec.Outcome})
 		err := rt.Evidence.WriteRecord(out)
 		if err == nil {
+			err = r.writeReceipt(out)
+		}
+		if err == nil {
 			err = rt.Evidence.Sync()
 		}
 		if cerr := rt.Close(); err == nil {
