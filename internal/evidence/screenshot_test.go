@@ -109,3 +109,44 @@ func TestVerifyNamesAChangedScreenshot(t *testing.T) {
 		t.Errorf("reasons %q do not name %q", rep.Reasons, want)
 	}
 }
+
+func TestWriteDocument(t *testing.T) {
+	t.Parallel()
+	const canary = "Teller-Pass-9f3kq2zzW7"
+	b, err := evidence.Open(t.TempDir(), "run-doc", redact.New(redact.WithLiterals(canary)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := map[string]any{"outcome": "completed", "note": "typed " + canary}
+	for _, name := range []string{evidence.PlanFile, evidence.ReceiptFile, evidence.GateFile} {
+		if err := b.WriteDocument(name, doc); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		raw, err := os.ReadFile(filepath.Join(b.Dir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(raw), canary) || !strings.Contains(string(raw), `"completed"`) {
+			t.Errorf("%s = %s, want it redacted", name, raw)
+		}
+	}
+	for _, name := range []string{"record.json", "events.jsonl", evidence.ManifestFile, "../receipt.json", "notes.json"} {
+		if err := b.WriteDocument(name, doc); err == nil {
+			t.Errorf("WriteDocument(%q) accepted", name)
+		}
+	}
+	for _, name := range []string{evidence.ReceiptFile, evidence.ScreenshotDir} {
+		if err := b.AppendLine(name, doc); err == nil {
+			t.Errorf("AppendLine(%q) accepted", name)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WriteDocument(evidence.ReceiptFile, doc); err == nil {
+		t.Error("a closed bundle took a document")
+	}
+	if rep := evidence.Verify(b.Dir(), []string{canary}); !rep.ShareReady {
+		t.Errorf("not share_ready: %v", rep.Reasons)
+	}
+}

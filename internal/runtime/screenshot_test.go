@@ -1,0 +1,120 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/hitl"
+	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/runtime"
+	"github.com/cuahq/cua/internal/surface"
+	"github.com/cuahq/cua/internal/surface/sim"
+)
+
+// shooter is the sim surface with the masked screenshot ability: it
+// records the boxes it was asked to paint, and reports a change after its
+// next unsteady shots, as a page that moved while it was captured.
+type shooter struct {
+	*sim.Surface
+	boxes    [][]domain.Rect
+	unsteady int
+	justShot bool
+}
+
+var _ surface.MaskedScreenshotter = (*shooter)(nil)
+
+func (s *shooter) MaskedScreenshot(_ context.Context, boxes []domain.Rect) ([]byte, error) {
+	s.boxes = append(s.boxes, boxes)
+	s.justShot = true
+	return []byte("\x89PNG\r\n\x1a\nmasked"), nil
+}
+
+func (s *shooter) ChangedSince(ctx context.Context, since uint64) (bool, error) {
+	if s.justShot && s.unsteady > 0 {
+		s.unsteady--
+		s.justShot = false
+		return true, nil
+	}
+	s.justShot = false
+	return s.Surface.ChangedSince(ctx, since)
+}
+
+func shotRun(t *testing.T, surf surface.Surface) (*runtime.Run, *runtime.Dispatcher) {
+	t.Helper()
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run, err := runtime.NewRun(runtime.RunConfig{Base: runtime.Base{Now: func() time.Time { return clock }},
+		ID: "run-shot", BaseURL: base, Redactor: redact.New(), DataDir: t.TempDir(), Lease: hitl.NewLease("automation"), Holder: "automation"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = run.Close() })
+	pol, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"app.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := run.Dispatcher(surf, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, d
+}
+
+func TestStepScreenshot(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		unsteady int
+		want     string // the path returned; "" for none
+		shots    int
+	}{
+		{"steady screen", 0, "screenshots/step-004.png", 1},
+		{"changed once, retaken", 1, "screenshots/step-004.png", 2},
+		{"never steady: no screenshot", 10, "", 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &shooter{Surface: sim.New(newLoginApp()), unsteady: tt.unsteady}
+			t.Cleanup(func() { _ = s.Close() })
+			run, d := shotRun(t, s)
+			got := run.StepScreenshot(t.Context(), d, 4)
+			if got != tt.want || len(s.boxes) != tt.shots {
+				t.Fatalf("StepScreenshot = %q after %d shots, want %q after %d", got, len(s.boxes), tt.want, tt.shots)
+			}
+			// The password field's box is painted, whatever the attempt.
+			for _, boxes := range s.boxes {
+				if len(boxes) != 1 || boxes[0] != (domain.Rect{X: 8, Y: 8 + 28*2, W: 400, H: 24}) {
+					t.Errorf("boxes %+v, want the password field's", boxes)
+				}
+			}
+			_, err := os.Stat(filepath.Join(run.Evidence.Dir(), "screenshots", "step-004.png"))
+			if (err == nil) != (tt.want != "") {
+				t.Errorf("file present = %v, want %v", err == nil, tt.want != "")
+			}
+		})
+	}
+}
+
+// TestStepScreenshotNeedsMasking: a surface that cannot mask gives no
+// screenshot at all, never a raw one.
+func TestStepScreenshotNeedsMasking(t *testing.T) {
+	t.Parallel()
+	s := sim.New(newLoginApp())
+	t.Cleanup(func() { _ = s.Close() })
+	run, d := shotRun(t, s)
+	if _, err := d.MaskedScreenshot(t.Context()); !errors.Is(err, surface.ErrNoFrame) {
+		t.Errorf("MaskedScreenshot on a surface without the ability: %v, want ErrNoFrame", err)
+	}
+	if got := run.StepScreenshot(t.Context(), d, 1); got != "" {
+		t.Errorf("StepScreenshot = %q, want none", got)
+	}
+	if _, err := os.Stat(filepath.Join(run.Evidence.Dir(), "screenshots")); err == nil {
+		t.Error("a screenshots folder was made")
+	}
+}
