@@ -34,7 +34,15 @@ func (s secrets) Secret(ref string) (string, error) {
 // extractions), in-process as `cua replay` runs it. It reports the median
 // and p95 per lookup. bench/cmd/benchrun measures the same lookup side by
 // side with Playwright and the bare-CDP floor; this one needs only Go.
-func BenchmarkReplayLookup(b *testing.B) {
+func BenchmarkReplayLookup(b *testing.B) { benchLookup(b, "") }
+
+// BenchmarkReplayLookupEvidence is BenchmarkReplayLookup writing the full
+// bundle each run (events, a masked screenshot per step, record, plan,
+// receipt, manifest); against BenchmarkReplayLookup it gives what the
+// evidence costs, also per step (ms/step).
+func BenchmarkReplayLookupEvidence(b *testing.B) { benchLookup(b, b.TempDir()) }
+
+func benchLookup(b *testing.B, dataDir string) {
 	if _, err := os.Stat("/usr/bin/chromium"); err != nil && os.Getenv("CUA_BROWSER") == "" {
 		b.Skip("no Chromium")
 	}
@@ -68,7 +76,7 @@ func BenchmarkReplayLookup(b *testing.B) {
 	sec := secrets{"corebank_operator": mockapp.DefaultOperator, "corebank_password": mockapp.DefaultPassword}
 	run := func(i int) *domain.RunRecord {
 		rec, err := replay.Run(ctx, replay.Options{Capability: l, Library: lib, Inputs: map[string]string{"member_id": "12345"},
-			BaseURL: app.URL(), Surface: sess, Secrets: sec, Redactor: redact.New(), RunID: fmt.Sprintf("bench-%d", i)})
+			BaseURL: app.URL(), Surface: sess, Secrets: sec, Redactor: redact.New(), RunID: fmt.Sprintf("bench-%d", i), DataDir: dataDir})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -79,14 +87,20 @@ func BenchmarkReplayLookup(b *testing.B) {
 	}
 	run(-1) // sign on, warm caches
 	times := make([]time.Duration, 0, b.N)
+	steps := 0
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		run(i)
+		steps += len(run(i).Steps)
 		times = append(times, time.Since(start))
 	}
 	b.StopTimer()
 	slices.Sort(times)
+	var total time.Duration
+	for _, d := range times {
+		total += d
+	}
+	b.ReportMetric(ms(total)/float64(steps), "ms/step")
 	b.ReportMetric(ms(times[len(times)/2]), "ms/median")
 	b.ReportMetric(ms(times[(len(times)*95)/100]), "ms/p95")
 }

@@ -95,6 +95,8 @@ type Run struct {
 
 	baseURL      string
 	ownsEvidence bool
+	// shot is the newest step screenshot (StepScreenshot).
+	shot lastShot
 }
 
 // NewRun fills cfg's defaults and returns the run. Its only error is an

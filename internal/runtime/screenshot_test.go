@@ -118,3 +118,27 @@ func TestStepScreenshotNeedsMasking(t *testing.T) {
 		t.Error("a screenshots folder was made")
 	}
 }
+
+// TestStepScreenshotReusesAnUnchangedScreen: a step that neither
+// dispatched nor changed the screen names the last screenshot instead of
+// taking another; a dispatch takes a new one.
+func TestStepScreenshotReusesAnUnchangedScreen(t *testing.T) {
+	t.Parallel()
+	s := &shooter{Surface: sim.New(newLoginApp())}
+	t.Cleanup(func() { _ = s.Close() })
+	run, d := shotRun(t, s)
+	first := run.StepScreenshot(t.Context(), d, 1)
+	if again := run.StepScreenshot(t.Context(), d, 2); again != first || first != "screenshots/step-001.png" || len(s.boxes) != 1 {
+		t.Fatalf("second step named %q (first %q) after %d shots; want the first, one shot", again, first, len(s.boxes))
+	}
+	snap, err := d.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Act(t.Context(), snap, clickGo(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if third := run.StepScreenshot(t.Context(), d, 3); third != "screenshots/step-003.png" || len(s.boxes) != 2 {
+		t.Errorf("after a dispatch: %q after %d shots, want step-003.png after 2", third, len(s.boxes))
+	}
+}

@@ -20,7 +20,8 @@ import (
 var _ surface.MaskedScreenshotter = (*Session)(nil)
 
 // MaskedScreenshot returns a PNG of the page's visual viewport with every
-// box filled with opaque black before the image is encoded. Boxes are in
+// box filled with opaque black before the image is encoded (with no box,
+// the capture is returned as Chromium encoded it). Boxes are in
 // page coordinates, as a snapshot's node Bounds are (frame offsets
 // included); the viewport's scroll position and the device pixel ratio are
 // applied here. Each box is widened to whole pixels and clipped to the
@@ -44,10 +45,16 @@ func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]
 		return nil, fmt.Errorf("masked screenshot: the page reports no viewport")
 	}
 	// A plain capture: a clip would make Chromium emulate a viewport for
-	// it, which the page sees as a change (media queries fire).
-	res, err := call(ctx, s, s.page, page.CaptureScreenshot, page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng})
+	// it, which the page sees as a change (media queries fire). Encoding
+	// for speed changes nothing the page sees.
+	fast := true
+	res, err := call(ctx, s, s.page, page.CaptureScreenshot,
+		page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, OptimizeForSpeed: &fast})
 	if err != nil {
 		return nil, fmt.Errorf("masked screenshot: %w", err)
+	}
+	if len(boxes) == 0 {
+		return res.Data, nil // nothing to paint: Chromium's PNG as it is
 	}
 	out, err := maskViewport(res.Data, boxes, vv)
 	if err != nil {
