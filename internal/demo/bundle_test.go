@@ -10,13 +10,15 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/evidence"
+	"github.com/cuahq/cua/internal/receipt"
 )
 
-// checkScreenshots checks every run under runs: each step_finished event
-// that names a screenshot names a PNG of the bundle that its manifest
-// lists, and every PNG of screenshots/ is named by one event. A run that
-// acted in the browser has at least one.
-func checkScreenshots(t *testing.T, runs string) {
+// checkBundles checks every replay run under runs: each step_finished
+// event that names a screenshot names a PNG of the bundle that its
+// manifest lists, and every PNG of screenshots/ is named by one event; a
+// run that acted in the browser has at least one; plan.json and
+// receipt.json are there, valid against their schemas.
+func checkBundles(t *testing.T, runs string) {
 	t.Helper()
 	dirs, err := filepath.Glob(filepath.Join(runs, "*"))
 	if err != nil {
@@ -72,6 +74,19 @@ func checkScreenshots(t *testing.T, runs string) {
 		}
 		if dispatched && len(named) == 0 {
 			t.Errorf("%s: the run acted in the browser but holds no screenshot", dir)
+		}
+		for name, kind := range map[string]receipt.Kind{evidence.PlanFile: receipt.KindPlan, evidence.ReceiptFile: receipt.KindReceipt} {
+			raw, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Errorf("%s: %v", dir, err)
+				continue
+			}
+			if err := receipt.Validate(kind, raw); err != nil {
+				t.Errorf("%s: %s: %v", dir, name, err)
+			}
+			if _, ok := m.Files[name]; !ok {
+				t.Errorf("%s: the manifest does not cover %s", dir, name)
+			}
 		}
 	}
 	if shots == 0 {
