@@ -1,10 +1,23 @@
 // Package evidence owns a run's evidence: the run record, the typed event
 // kinds (one Go type and one JSON shape per kind, published as
 // schema/event-log.schema.json) and the hash-chained event log under
-// <data-dir>/runs/<run-id>/; the manifest.json a finished bundle gets on
-// Close (every file's sha256 and size, the chain head); and Verify, which
-// says whether a bundle is share_ready (chain, manifest, secret and
-// host-path scans) reading nothing but the bundle.
+// <data-dir>/runs/<run-id>/; the masked per-step screenshots
+// (screenshots/step-NNN.png, named by their step_finished event); the
+// control-plane documents a run leaves beside its record (plan.json,
+// receipt.json, gate.json, built by internal/receipt); the manifest.json a
+// finished bundle gets on Close (every file's sha256 and size, the chain
+// head); and Verify, which says whether a bundle is share_ready (chain,
+// manifest, secret and host-path scans) reading nothing but the bundle.
+//
+// Layout of a finished bundle:
+//
+//	record.json      the run record (redacted)
+//	events.jsonl     the hash-chained event log
+//	screenshots/     step-NNN.png, masked before encoding by the surface
+//	plan.json        the action plan (replay)
+//	receipt.json     the receipt (replay)
+//	gate.json        the handoff gate, when the run stopped at one
+//	manifest.json    sha256 and size of every other file, the chain head
 //
 // Every string passes through the redactor before it reaches a file (DESIGN
 // invariant 6); evidence never writes outside the run's directory, never
