@@ -4,8 +4,10 @@
 // dispatcher observes (normalising the snapshot and checking where the
 // surface landed), checks the lease and epoch, resolves the target, asks
 // policy to authorize, binds secrets at the last moment, dispatches, and
-// records a typed evidence event. It is the only caller of
-// Surface.Dispatch (DESIGN invariant 2).
+// records a typed evidence event; after a step it takes the step's
+// screenshot, masked by the surface before encoding (MaskedScreenshot,
+// Run.StepScreenshot). It is the only caller of Surface.Dispatch (DESIGN
+// invariant 2).
 //
 // runtime never decides whether an action is allowed (policy does, from
 // what the Request carries), never retries or recovers (the engines do),
