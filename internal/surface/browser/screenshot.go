@@ -3,6 +3,7 @@ package browser
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -28,8 +29,9 @@ var _ surface.MaskedScreenshotter = (*Session)(nil)
 // image; a box with a NaN or infinite coordinate blacks out the whole
 // image (a sensitive node whose position is unknown could be anywhere).
 //
-// It fails while a JavaScript dialog is open (the renderer cannot paint)
-// and returns an error wrapping surface.ErrCrashed when the page is gone.
+// While a JavaScript dialog is open the renderer cannot paint: it returns
+// an error wrapping surface.ErrNoFrame. It returns an error wrapping
+// surface.ErrCrashed when the page is gone.
 // Safe to call between the session's other methods, not concurrently with
 // them.
 func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]byte, error) {
@@ -37,6 +39,9 @@ func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]
 		return nil, err
 	}
 	m, err := call(ctx, s, s.page, page.GetLayoutMetrics, cdp.Empty{})
+	if errors.Is(err, errDialogOpen) {
+		return nil, fmt.Errorf("masked screenshot: %w while a JavaScript dialog is open", surface.ErrNoFrame)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("masked screenshot: layout metrics: %w", err)
 	}
@@ -50,6 +55,9 @@ func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]
 	fast := true
 	res, err := call(ctx, s, s.page, page.CaptureScreenshot,
 		page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, OptimizeForSpeed: &fast})
+	if errors.Is(err, errDialogOpen) {
+		return nil, fmt.Errorf("masked screenshot: %w while a JavaScript dialog is open", surface.ErrNoFrame)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("masked screenshot: %w", err)
 	}

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/surface/surfacetest"
 )
 
@@ -38,6 +40,9 @@ func maskServer(tb testing.TB) *httptest.Server {
 <body style="margin:0;background:#0000ff">
 <input type="password" aria-label="%s PIN" value="9876" style="position:absolute;left:30px;top:40px;width:100px;height:30px;background:#ff0000;border:0">
 </body>`, r.URL.Query().Get("who"))
+	})
+	mux.HandleFunc("/alert", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<!doctype html><title>Alert</title><h1>Alert</h1><script>setTimeout(() => alert("maintenance"), 50)</script>`)
 	})
 	srv := httptest.NewServer(mux)
 	tb.Cleanup(srv.Close)
@@ -182,5 +187,17 @@ func TestMaskViewportScrollbar(t *testing.T) {
 		if want := x >= 4 && x <= 6; (r == 0) != want {
 			t.Errorf("pixel %d black = %v, want %v", x, r == 0, want)
 		}
+	}
+}
+
+// TestMaskedScreenshotUnderADialog: while a JavaScript dialog is open the
+// page cannot paint, which is no frame, not a failure.
+func TestMaskedScreenshotUnderADialog(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, maskServer(t))
+	e.must(t, domain.Action{Type: domain.ActNavigate, URL: e.srv.URL + "/alert"}, nil, "")
+	e.waitFor(t, "the alert", func(s *domain.UiSnapshot) bool { return s.Dialog != nil })
+	if _, err := e.s.MaskedScreenshot(e.ctx, nil); !errors.Is(err, surface.ErrNoFrame) {
+		t.Errorf("MaskedScreenshot under a dialog: %v, want ErrNoFrame", err)
 	}
 }
