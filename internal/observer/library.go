@@ -51,6 +51,10 @@ type LibraryOptions struct {
 	// Canaries are secret values to look for: Verify's secret scan, and a
 	// last redaction pass over every text the observer renders.
 	Canaries []string
+	// Redactor, when set, is that last pass (it must know Canaries); nil
+	// builds one like the bundle writer's: every pattern on, Canaries as
+	// literals.
+	Redactor *redact.Redactor
 }
 
 // Library reads run bundles for the observer. It never writes. Safe for
@@ -78,7 +82,10 @@ func NewLibrary(opts LibraryOptions) (*Library, error) {
 	if opts.Only != "" && !runIDPattern.MatchString(opts.Only) {
 		return nil, fmt.Errorf("observer: LibraryOptions.Only %q: not a run id", opts.Only)
 	}
-	red := redact.New(redact.WithLiterals(opts.Canaries...), redact.WithoutPatterns(redact.Kinds()...))
+	red := opts.Redactor
+	if red == nil {
+		red = redact.New(redact.WithLiterals(opts.Canaries...))
+	}
 	return &Library{opts: opts, red: red, verify: evidence.Verify, cache: map[string]verified{}}, nil
 }
 
