@@ -241,6 +241,7 @@ func (l *Library) Summaries(f Filter) ([]Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.prune(ids)
 	out := []Summary{}
 	for _, id := range ids {
 		ls, rep, err := l.open(id)
@@ -260,6 +261,21 @@ func (l *Library) Summaries(f Filter) ([]Summary, error) {
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
+}
+
+// prune forgets the verify reports of runs no longer listed.
+func (l *Library) prune(ids []string) {
+	keep := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		keep[id] = true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for id := range l.cache {
+		if !keep[id] {
+			delete(l.cache, id)
+		}
+	}
 }
 
 // decodeRecord reads record.json leniently: a bundle still running has

@@ -25,6 +25,7 @@ var pages = template.Must(template.New("").Funcs(template.FuncMap{
 	"pathEscape": url.PathEscape,
 	"ms":         func(n int64) string { return (time.Duration(n) * time.Millisecond).String() },
 	"drift":      func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) },
+	"when":       when,
 }).ParseFS(assets, "assets/*.html"))
 
 var styleCSS = func() []byte {
@@ -321,4 +322,14 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, data any
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// when shows an RFC 3339 time to the second, in UTC; any other text as it
+// is.
+func when(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
 }

@@ -2,6 +2,7 @@ package observer_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"os"
@@ -256,6 +257,12 @@ func TestSafeReverifiesOnChange(t *testing.T) {
 func TestNoSecretInAnyServedByte(t *testing.T) {
 	t.Parallel()
 	data := library(t)
+	before := treeState(t, data)
+	defer func() {
+		if after := treeState(t, data); after != before {
+			t.Errorf("serving changed the data dir:\nbefore %s\nafter  %s", before, after)
+		}
+	}()
 	for _, x := range []observer.Exposure{{}, {Safe: true}, {Expose: true, PublicURL: "https://runs.example.test", EdgeAuth: true}} {
 		b := serve(t, data, x, "")
 		seen := map[string]bool{}
@@ -306,4 +313,21 @@ func links(page string) []string {
 		}
 	}
 	return out
+}
+
+// treeState is every path, mode, size and modification time under dir.
+func treeState(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s %v %d %d;", strings.TrimPrefix(p, dir), fi.Mode(), fi.Size(), fi.ModTime().UnixNano())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
