@@ -26,6 +26,9 @@ import (
 // record, and must appear in no served byte.
 const seededSecret = "canary-Zx9Qw7Lm3Np5Rt8V-teller"
 
+// gateDecision is the handoff gate's decision in the r-tampered run.
+const gateDecision = "Approve the transfer of 250.00 from 12345-S to 12345-C"
+
 // bundleSpec says what a test bundle holds.
 type bundleSpec struct {
 	id         string
@@ -34,6 +37,7 @@ type bundleSpec struct {
 	started    time.Time
 	shots      [][]byte // screenshots/step-001.png, …; events name them
 	receipt    map[string]any
+	docs       map[string]any // other JSON documents: gate.json, plan.json
 	effects    *domain.Effects
 	drift      float64
 	noRecord   bool // a run still going: no record.json, no manifest
@@ -95,12 +99,19 @@ func writeBundle(tb testing.TB, dataDir string, b bundleSpec) string {
 	if err := bun.WriteRecord(rec); err != nil {
 		tb.Fatal(err)
 	}
+	docs := map[string]any{}
+	for k, v := range b.docs {
+		docs[k] = v
+	}
 	if b.receipt != nil {
-		raw, err := json.MarshalIndent(b.receipt, "", "  ")
+		docs["receipt.json"] = b.receipt
+	}
+	for name, doc := range docs {
+		raw, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(bun.Dir(), "receipt.json"), raw, 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(bun.Dir(), name), raw, 0o600); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -150,14 +161,16 @@ func library(tb testing.TB) string {
 	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	writeBundle(tb, dataDir, bundleSpec{id: "r-ok", capability: "member.lookup@1.0.0", status: domain.StatusSuccess, started: t0,
 		shots:   [][]byte{testPNG(tb, 320, 200, color.RGBA{R: 40, G: 120, B: 200, A: 255}), testPNG(tb, 320, 200, color.RGBA{R: 200, G: 120, B: 40, A: 255})},
-		receipt: map[string]any{"status": "completed", "effects": []any{map[string]any{"step": "s2", "effect": "confirmed"}}},
+		receipt: map[string]any{"outcome": "completed", "run_status": "SUCCESS", "effects": []any{map[string]any{"step": "s2", "risk": "elevated", "effect": "confirmed"}}},
 		effects: &domain.Effects{Sent: true, Steps: []domain.StepEffect{{Step: "s2", Risk: domain.RiskElevated, Effect: domain.EffectConfirmed}}}})
 	writeBundle(tb, dataDir, bundleSpec{id: "r-plain", capability: "member.lookup@1.0.0", status: domain.StatusNeedsHuman,
 		started: t0.Add(time.Hour), drift: 0.5})
 	writeBundle(tb, dataDir, bundleSpec{id: "r-running", capability: "transfer@2.0.0", status: domain.StatusRunning,
 		started: t0.Add(2 * time.Hour), noRecord: true})
 	dir := writeBundle(tb, dataDir, bundleSpec{id: "r-tampered", capability: "transfer@2.0.0", status: domain.StatusFailed,
-		started: t0.Add(3 * time.Hour)})
+		started: t0.Add(3 * time.Hour), receipt: map[string]any{"status": "stopped_at_gate", "gate_record": "gate.json"},
+		docs: map[string]any{"gate.json": map[string]any{"step": "submit", "decision": gateDecision},
+			"plan.json": map[string]any{"allowed_actions": []any{"fill", "click"}, "stop_condition": "gate submit"}}})
 	raw, err := os.ReadFile(filepath.Join(dir, "record.json"))
 	if err != nil {
 		tb.Fatal(err)

@@ -27,9 +27,14 @@ type Run struct {
 	Returns     []KV
 	Timeline    []Entry
 	Leases      []LeaseChange
-	// Receipt is receipt.json, indented, when the run has one.
-	Receipt string
-	Verify  evidence.Report
+	// Receipt is receipt.json, indented, when the run has one; Gate is
+	// gate.json (the handoff gate a run stopped at) and GateDecision its
+	// decision; Plan is plan.json, the run's action plan.
+	Receipt      string
+	Gate         string
+	GateDecision string
+	Plan         string
+	Verify       evidence.Report
 	// Unreferenced are screenshots no event names, shown after the timeline.
 	Unreferenced []string
 	// BadLines counts events.jsonl lines that are not events.
@@ -94,15 +99,36 @@ func (l *Library) Run(id string) (*Run, error) {
 	}
 	shots := ls.screenshots()
 	l.timeline(r, rawEv, shots)
-	rawRcpt, err := l.read(ls, rep, "receipt.json")
+	docs := []struct {
+		name string
+		dst  *string
+	}{{"receipt.json", &r.Receipt}, {"gate.json", &r.Gate}, {"plan.json", &r.Plan}}
+	for _, d := range docs {
+		m, err := l.document(ls, rep, d.name)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			continue
+		}
+		out, _ := json.MarshalIndent(m, "", "  ")
+		*d.dst = l.red.String(string(out))
+		if dec, ok := m["decision"].(string); ok && d.name == "gate.json" {
+			r.GateDecision = l.red.String(dec)
+		}
+	}
+	return r, nil
+}
+
+// document reads the bundle's JSON document name as an object: nil when
+// the run has none, or when it is not a JSON object.
+func (l *Library) document(ls *listing, rep evidence.Report, name string) (map[string]any, error) {
+	raw, err := l.read(ls, rep, name)
 	if err != nil {
 		return nil, err
 	}
-	if rcpt, _ := decodeReceipt(rawRcpt); rcpt != nil {
-		out, _ := json.MarshalIndent(rcpt, "", "  ")
-		r.Receipt = l.red.String(string(out))
-	}
-	return r, nil
+	m, _ := decodeReceipt(raw)
+	return m, nil
 }
 
 func (l *Library) fromRecord(r *Run, rec *domain.RunRecord) {

@@ -51,6 +51,12 @@ func TestLibraryServesEveryBundleShape(t *testing.T) {
 	if plain.status != http.StatusOK || !contains(plain.body, "This run has no receipt.json.") || contains(plain.body, "<img") {
 		t.Errorf("run page r-plain: %d, want a page with no receipt and no screenshot", plain.status)
 	}
+	gated := b.get(t, "/runs/r-tampered")
+	for _, want := range []string{gateDecision, "Handoff gate", "stopped_at_gate", "stop_condition", "not share_ready", "record.json"} {
+		if !contains(gated.body, want) {
+			t.Errorf("run page r-tampered lacks %q", want)
+		}
+	}
 	running := b.get(t, "/runs/r-running")
 	if running.status != http.StatusOK || !contains(running.body, "RUNNING") || !contains(running.body, "manifest.json: missing") {
 		t.Errorf("run page r-running: %d, want RUNNING with the missing manifest named", running.status)
@@ -78,6 +84,7 @@ func TestFilters(t *testing.T) {
 		{"?share=yes", []string{"r-plain", "r-ok"}},
 		{"?share=no", []string{"r-tampered", "r-running"}},
 		{"?receipt=completed", []string{"r-ok"}},
+		{"?receipt=stopped_at_gate", []string{"r-tampered"}},
 		{"?q=plain", []string{"r-plain"}},
 		{"?q=member&status=SUCCESS", []string{"r-ok"}},
 	}

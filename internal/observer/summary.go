@@ -70,9 +70,7 @@ func (l *Library) summary(id string, ls *listing, rep evidence.Report) (Summary,
 	if problem != "" {
 		s.Problem = strings.TrimPrefix(s.Problem+"; "+problem, "; ")
 	}
-	if st, ok := rcpt["status"].(string); ok {
-		s.ReceiptStatus = st
-	}
+	s.ReceiptStatus = receiptStatus(rcpt)
 	if s.Effects == EffectsNone {
 		s.Effects = receiptEffects(rcpt["effects"])
 	}
@@ -120,6 +118,18 @@ func (l *Library) fromEvents(s *Summary, ls *listing, rep evidence.Report) error
 		}
 	}
 	return nil
+}
+
+// receiptStatus is a receipt's outcome (completed, stopped_at_gate,
+// blocked_by_unknown_modal, needs_human, failed), read from "outcome" as
+// internal/receipt writes it, or from "status".
+func receiptStatus(rcpt map[string]any) string {
+	for _, k := range []string{"outcome", "status"} {
+		if v, ok := rcpt[k].(string); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // receiptEffects reads a receipt's effects leniently: an object with sent

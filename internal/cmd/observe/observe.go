@@ -52,9 +52,10 @@ func NewCmdObserve(f *cmdutil.Factory, runF func(context.Context, *observeOption
 			if len(args) == 1 {
 				opts.Run = args[0]
 			}
-			if (opts.Run == "") == !opts.All {
-				return cmdutil.FlagErrorf("give one RUN to serve it alone, or --all for the whole library")
+			if opts.Run != "" && opts.All {
+				return cmdutil.FlagErrorf("give one RUN to serve it alone, or --all (the default) for the whole library, not both")
 			}
+			opts.All = opts.Run == ""
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -63,7 +64,7 @@ func NewCmdObserve(f *cmdutil.Factory, runF func(context.Context, *observeOption
 	}
 	cmdutil.DataDirFlag(cmd, &opts.DataDir)
 	fl := cmd.Flags()
-	fl.BoolVar(&opts.All, "all", false, "serve every run under <data-dir>/runs")
+	fl.BoolVar(&opts.All, "all", false, "serve every run under <data-dir>/runs (the default without RUN)")
 	fl.StringVar(&opts.Exposure.Addr, "addr", observer.DefaultAddr, "loopback host:port to listen on")
 	fl.BoolVar(&opts.Exposure.Expose, "expose", false, "make the pages reachable beyond this machine through --public-url")
 	fl.StringVar(&opts.Exposure.PublicURL, "public-url", "", "https origin your edge forwards to --addr (with --expose)")

@@ -43,7 +43,11 @@ func TestObserveFlags(t *testing.T) {
 				t.Errorf("plan %+v", o.Plan)
 			}
 		}},
-		{name: "neither RUN nor --all", args: nil, wantErr: "give one RUN"},
+		{name: "no RUN means the whole library", args: nil, check: func(t *testing.T, o *observeOptions) {
+			if !o.All || o.Run != "" {
+				t.Errorf("options %+v", o)
+			}
+		}},
 		{name: "both RUN and --all", args: []string{"r1", "--all"}, wantErr: "give one RUN"},
 		{name: "two runs", args: []string{"r1", "r2"}, wantErr: "accepts at most 1 arg"},
 	}
