@@ -169,6 +169,9 @@ func valueText(v any) string {
 // event to the screenshot it names.
 func (l *Library) timeline(r *Run, raw []byte, shots []string) {
 	referenced := map[string]bool{}
+	if i := bytes.LastIndexByte(raw, '\n'); r.Status == StatusRunning && i < len(raw)-1 {
+		raw = raw[:i+1] // a running run's last line may be half written
+	}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 0, 64<<10), maxFile)
 	lastEpoch, lastActor := "", ""

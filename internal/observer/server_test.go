@@ -57,8 +57,17 @@ func TestLibraryServesEveryBundleShape(t *testing.T) {
 			t.Errorf("run page r-tampered lacks %q", want)
 		}
 	}
+	f, err := os.OpenFile(filepath.Join(b.dataDir, "runs", "r-running", "events.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"seq":99,"at":"2026-`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	running := b.get(t, "/runs/r-running")
-	if running.status != http.StatusOK || !contains(running.body, "RUNNING") || !contains(running.body, "manifest.json: missing") {
+	if running.status != http.StatusOK || !contains(running.body, "RUNNING") || !contains(running.body, "manifest.json: missing") ||
+		contains(running.body, "are not events") || !contains(running.body, "transfer@2.0.0") {
 		t.Errorf("run page r-running: %d, want RUNNING with the missing manifest named", running.status)
 	}
 	shot := b.get(t, "/runs/r-ok/screenshots/step-002.png")
