@@ -8,6 +8,7 @@ import (
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
+	observecmd "github.com/cuahq/cua/internal/cmd/observe"
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
@@ -35,5 +36,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	root.AddCommand(observecmd.NewCmdObserve(f, nil))
 	return root
 }

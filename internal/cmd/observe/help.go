@@ -1,0 +1,6 @@
+package observecmd
+
+import _ "embed"
+
+//go:embed observe.txt
+var helpObserve string
