@@ -393,6 +393,9 @@ func (r *run) recordStep(res domain.StepResult, started time.Time, e *end) {
 		res.Message = e.msg
 	}
 	r.rec.Steps = append(r.rec.Steps, res)
+	if r.o.OnStep != nil {
+		r.o.OnStep(res)
+	}
 	ev := evidence.StepFinished{Status: res.Status, Strategy: res.Strategy, DurationMS: res.DurationMS}
 	if res.Effect != "" {
 		ev.Risk, ev.Effect = res.Risk, res.Effect
