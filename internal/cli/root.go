@@ -7,6 +7,7 @@ import (
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
+	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
@@ -35,5 +36,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
 	return root
 }

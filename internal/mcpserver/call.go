@@ -31,7 +31,7 @@ func (s *Server) handler(spec *toolspec.Spec) mcp.ToolHandler {
 // MaxSessions bound held for the run.
 func (s *Server) call(ctx context.Context, spec *toolspec.Spec, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	runID, red := s.cfg.NewRunID(), redact.New()
-	log := s.cfg.NewLogger(red)
+	log := s.logger(red)
 	l, err := s.resolve(ctx, spec)
 	if err != nil {
 		return nil, err

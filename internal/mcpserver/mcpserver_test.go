@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -72,7 +73,15 @@ func warm(ctx context.Context, l *launch.Launcher) error {
 	return nil
 }
 
-func testLogger(red *redact.Redactor) *slog.Logger {
+// testLog is where runs log: stderr with CUA_TEST_LOG set.
+func testLog() io.Writer {
+	if os.Getenv("CUA_TEST_LOG") == "" {
+		return nil
+	}
+	return os.Stderr
+}
+
+func testLogger(*redact.Redactor) *slog.Logger {
 	if os.Getenv("CUA_TEST_LOG") == "" {
 		return slog.New(slog.DiscardHandler)
 	}
@@ -139,7 +148,7 @@ func setup(t *testing.T, maxSessions int, approve ...func(*testBundle)) *testBun
 	}
 	l := launcher(t)
 	tb.srv, err = mcpserver.New(mcpserver.Config{Catalog: tb.cat, Open: l.Open, BaseURL: app.URL(), DataDir: tb.dataDir,
-		Secrets: demoSecrets, MaxSessions: maxSessions, NewLogger: testLogger, Version: "test"})
+		Secrets: demoSecrets, MaxSessions: maxSessions, Log: testLog(), Version: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}

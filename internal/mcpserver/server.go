@@ -51,8 +51,10 @@ type Config struct {
 	// ConsoleURL, when set, is where a NEEDS_HUMAN run is taken over
 	// (<ConsoleURL>/runs/<run-id>).
 	ConsoleURL string
-	// NewLogger builds a run's logger over its redactor; none logs nothing.
-	NewLogger func(*redact.Redactor) *slog.Logger
+	// Log receives each run's warnings and errors, through the run's own
+	// redactor (so every secret and sensitive input it resolves); nil
+	// logs nothing.
+	Log io.Writer
 	// Now is the clock approvals are judged with; time.Now when nil.
 	Now func() time.Time
 	// NewRunID makes run ids; pipeline.NewRunID when nil.
@@ -93,8 +95,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NewRunID == nil {
 		cfg.NewRunID = pipeline.NewRunID
 	}
-	if cfg.NewLogger == nil {
-		cfg.NewLogger = func(*redact.Redactor) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+	if cfg.Log == nil {
+		cfg.Log = io.Discard
 	}
 	s := &Server{cfg: cfg, sem: make(chan struct{}, cfg.MaxSessions), tools: map[string]toolspec.MCPTool{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "cua", Title: "cua: approved capabilities as tools", Version: cfg.Version},
@@ -102,6 +104,11 @@ func New(cfg Config) (*Server, error) {
 			"A BUSINESS_OUTCOME status is a normal answer; NEEDS_HUMAN means a person must take the run over."})
 	s.mcp.AddReceivingMiddleware(s.syncFirst)
 	return s, nil
+}
+
+// logger is a run's logger, redacted by the run's redactor.
+func (s *Server) logger(red *redact.Redactor) *slog.Logger {
+	return slog.New(redact.NewHandler(slog.NewTextHandler(s.cfg.Log, &slog.HandlerOptions{Level: slog.LevelWarn}), red))
 }
 
 // MCP returns the SDK server, to connect a transport of one's own.
