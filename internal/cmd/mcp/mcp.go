@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -90,6 +91,14 @@ func runMCP(ctx context.Context, o *mcpOptions) error {
 	if err != nil {
 		return err
 	}
+	// Bind first, so a taken port fails before a browser starts.
+	var ln net.Listener
+	if o.HTTP != "" {
+		if ln, err = mcpserver.Listen(o.HTTP); err != nil {
+			return err
+		}
+		defer ln.Close()
+	}
 	cat, st, err := cmdutil.OpenCatalog(ctx, o.Store)
 	if err != nil {
 		return err
@@ -118,10 +127,6 @@ func runMCP(ctx context.Context, o *mcpOptions) error {
 	}
 	if o.HTTP == "" {
 		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(o.IO.In), Writer: nopCloser{o.IO.Out}})
-	}
-	ln, err := mcpserver.Listen(o.HTTP)
-	if err != nil {
-		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "cua mcp: streamable HTTP on http://%s (Ctrl-C stops)\n", ln.Addr())
 	return srv.Serve(ctx, ln)
