@@ -11,6 +11,7 @@ import (
 
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/mcpserver"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/toolspec"
 )
@@ -158,24 +159,64 @@ func TestRevokedApprovalIsUnlisted(t *testing.T) {
 }
 
 // Two calls at once share the browser, each in a context of its own, and
-// each gets its own answer.
+// each gets its own answer; with one session allowed, the second run
+// begins only after the first has ended.
 func TestConcurrentCalls(t *testing.T) {
 	t.Parallel()
-	tb := setup(t, 2)
+	for _, max := range []int{2, 1} {
+		t.Run(fmt.Sprintf("max sessions %d", max), func(t *testing.T) {
+			t.Parallel()
+			tb := setup(t, max)
+			cs, _ := tb.connect(t)
+			var wg sync.WaitGroup
+			got := make([]toolspec.Result, 2)
+			for i, member := range []string{"12345", "99999"} {
+				wg.Go(func() { got[i], _ = call(t, cs, lookup, map[string]any{"member_id": member}, nil) })
+			}
+			wg.Wait()
+			if got[0].Status != domain.StatusSuccess || fmt.Sprint(got[0].Outputs) != fmt.Sprint(wantOutputs) {
+				t.Errorf("first call = %+v", got[0])
+			}
+			if got[1].Status != domain.StatusBusinessOutcome || got[1].Outcome != "member_not_found" {
+				t.Errorf("second call = %+v", got[1])
+			}
+			if got[0].RunID == got[1].RunID {
+				t.Fatalf("two calls share run id %s", got[0].RunID)
+			}
+			if max > 1 {
+				return
+			}
+			a, errA := tb.cat.Run(tb.ctx, got[0].RunID)
+			b, errB := tb.cat.Run(tb.ctx, got[1].RunID)
+			if errA != nil || errB != nil {
+				t.Fatal(errA, errB)
+			}
+			if a.StartedAt.After(b.StartedAt) {
+				a, b = b, a
+			}
+			if b.StartedAt.Before(a.EndedAt) {
+				t.Errorf("with one session, run %s began at %s before run %s ended at %s", b.ID, b.StartedAt, a.ID, a.EndedAt)
+			}
+		})
+	}
+}
+
+// A run that stops for a person is NEEDS_HUMAN with its failure code, its
+// run id and where to take it over.
+func TestNeedsHumanCarriesRunIDAndTakeover(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, 1)
+	tb.srv = tb.server(t, mcpserver.Config{ConsoleURL: "http://127.0.0.1:8812/"})
 	cs, _ := tb.connect(t)
-	var wg sync.WaitGroup
-	got := make([]toolspec.Result, 2)
-	for i, member := range []string{"12345", "99999"} {
-		wg.Go(func() { got[i], _ = call(t, cs, lookup, map[string]any{"member_id": member}, nil) })
+	if err := tb.appc.Arm(tb.ctx, "transient_load", -1, 0); err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
-	if got[0].Status != domain.StatusSuccess || fmt.Sprint(got[0].Outputs) != fmt.Sprint(wantOutputs) {
-		t.Errorf("first call = %+v", got[0])
+	r, res := call(t, cs, lookup, map[string]any{"member_id": "12345"}, nil)
+	if r.Status != domain.StatusNeedsHuman || r.FailureCode != string(domain.CodeRecoveryExhausted) || !res.IsError || r.RunID == "" ||
+		r.Takeover != "http://127.0.0.1:8812/runs/"+r.RunID || r.Outputs != nil {
+		t.Fatalf("result = %+v, want NEEDS_HUMAN RECOVERY_EXHAUSTED with run id and takeover", r)
 	}
-	if got[1].Status != domain.StatusBusinessOutcome || got[1].Outcome != "member_not_found" {
-		t.Errorf("second call = %+v", got[1])
-	}
-	if got[0].RunID == got[1].RunID {
-		t.Errorf("two calls share run id %s", got[0].RunID)
+	if run, err := tb.cat.Run(tb.ctx, r.RunID); err != nil || run.Status != domain.StatusNeedsHuman {
+		t.Errorf("index entry %+v (%v)", run, err)
 	}
 }

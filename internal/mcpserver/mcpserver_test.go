@@ -146,13 +146,21 @@ func setup(t *testing.T, maxSessions int, approve ...func(*testBundle)) *testBun
 	for _, a := range approve {
 		a(tb)
 	}
-	l := launcher(t)
-	tb.srv, err = mcpserver.New(mcpserver.Config{Catalog: tb.cat, Open: l.Open, BaseURL: app.URL(), DataDir: tb.dataDir,
-		Secrets: demoSecrets, MaxSessions: maxSessions, Log: testLog(), Version: "test"})
+	tb.srv = tb.server(t, mcpserver.Config{MaxSessions: maxSessions})
+	return tb
+}
+
+// server is an MCP server over the bundle's catalog, MemberDesk and the
+// shared browser, with cfg's other settings.
+func (tb *testBundle) server(t *testing.T, cfg mcpserver.Config) *mcpserver.Server {
+	t.Helper()
+	cfg.Catalog, cfg.Open, cfg.BaseURL, cfg.DataDir = tb.cat, launcher(t).Open, tb.app.URL(), tb.dataDir
+	cfg.Secrets, cfg.Log, cfg.Version = demoSecrets, testLog(), "test"
+	srv, err := mcpserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tb
+	return srv
 }
 
 // approve records the eval successes a standing approval needs (as the

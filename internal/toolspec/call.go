@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -15,13 +14,13 @@ import (
 	"github.com/cuahq/cua/internal/domain"
 )
 
-// compiled caches each spec's compiled input schema.
-var compiled sync.Map // *Spec → *jsonschema.Schema
-
+// schema compiles the input schema once per spec.
 func (s *Spec) schema() (*jsonschema.Schema, error) {
-	if v, ok := compiled.Load(s); ok {
-		return v.(*jsonschema.Schema), nil
-	}
+	s.compile.Do(func() { s.compiled, s.compileErr = s.compileSchema() })
+	return s.compiled, s.compileErr
+}
+
+func (s *Spec) compileSchema() (*jsonschema.Schema, error) {
 	data, err := json.Marshal(s.InputSchema)
 	if err != nil {
 		return nil, err
@@ -39,7 +38,6 @@ func (s *Spec) schema() (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: input schema: %w", s.Name, err)
 	}
-	compiled.Store(s, sch)
 	return sch, nil
 }
 

@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
@@ -39,6 +42,10 @@ type Spec struct {
 	Outcomes     []Outcome
 	// Loaded is the capability the tool runs.
 	Loaded *capability.Loaded
+
+	compile    sync.Once
+	compiled   *jsonschema.Schema
+	compileErr error
 }
 
 // Outcome is one declared business outcome: an answer, not an error.
