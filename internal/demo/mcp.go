@@ -16,6 +16,7 @@ import (
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mcpserver"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/toolspec"
 )
@@ -96,7 +97,7 @@ func (e *env) agent(ctx context.Context, cat *catalog.Catalog) (*mcp.ClientSessi
 		}
 		return s, nil
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: open, BaseURL: e.base, DataDir: e.cfg.DataDir,
+	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: func(*domain.Capability) pipeline.Opener { return open }, BaseURL: e.base, DataDir: e.cfg.DataDir,
 		Secrets: demoSecrets(), MaxSessions: 1, NewRunID: e.cfg.RunID, Version: "demo"})
 	if err != nil {
 		return nil, nil, nil, err

@@ -53,7 +53,7 @@ func (s *Server) call(ctx context.Context, spec *toolspec.Spec, req *mcp.CallToo
 	o := replay.Options{Capability: l, Inputs: args, BaseURL: s.cfg.BaseURL, Secrets: s.cfg.Secrets, Redactor: red,
 		Logger: log, RunID: runID, DataDir: s.cfg.DataDir, OnStep: progress(ctx, req, log)}
 	rec, err := pipeline.Replay(ctx, pipeline.ReplayParams{Run: o, Library: s.cfg.Catalog.Library(ctx),
-		Gate: s.cfg.Catalog.Gate(catalog.RunParams{Unattended: true}), Open: s.cfg.Open})
+		Gate: s.cfg.Catalog.Gate(catalog.RunParams{Unattended: true}), Open: s.cfg.Open(l.Capability)})
 	if err != nil {
 		// The run could not be made or recorded: a tool error, redacted.
 		return result(toolspec.Result{Status: domain.StatusFailed, RunID: runID, Capability: spec.Capability,

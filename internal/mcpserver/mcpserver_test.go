@@ -19,6 +19,7 @@ import (
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/mcpserver"
 	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/sqlite"
@@ -154,7 +155,8 @@ func setup(t *testing.T, maxSessions int, approve ...func(*testBundle)) *testBun
 // shared browser, with cfg's other settings.
 func (tb *testBundle) server(t *testing.T, cfg mcpserver.Config) *mcpserver.Server {
 	t.Helper()
-	cfg.Catalog, cfg.Open, cfg.BaseURL, cfg.DataDir = tb.cat, launcher(t).Open, tb.app.URL(), tb.dataDir
+	l := launcher(t)
+	cfg.Catalog, cfg.Open, cfg.BaseURL, cfg.DataDir = tb.cat, func(*domain.Capability) pipeline.Opener { return l.Open }, tb.app.URL(), tb.dataDir
 	cfg.Secrets, cfg.Log, cfg.Version = demoSecrets, testLog(), "test"
 	srv, err := mcpserver.New(cfg)
 	if err != nil {

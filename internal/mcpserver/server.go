@@ -15,6 +15,7 @@ import (
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/runtime"
@@ -38,9 +39,11 @@ var _ Catalog = (*catalog.Catalog)(nil)
 // Config configures a Server.
 type Config struct {
 	Catalog Catalog
-	// Open opens a fresh session for one call (launch.Launcher.Open: one
-	// shared browser, a new context per call). Required.
-	Open pipeline.Opener
+	// Open returns what opens a fresh session for one call of capability
+	// c: for a web capability one shared browser's Open (a new browser
+	// context per call, launch.Launcher.Open), for a state capability a
+	// state-contract session on its allowed origins. Required.
+	Open func(c *domain.Capability) pipeline.Opener
 	// BaseURL is the application every call runs against. Required.
 	BaseURL string
 	// DataDir roots the evidence tree (<DataDir>/runs/<run-id>/).

@@ -19,6 +19,7 @@ import (
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/mcpserver"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/sqlite"
 )
@@ -57,7 +58,7 @@ func runChild(ctx context.Context) error {
 	if err := warm(ctx, l); err != nil {
 		return err
 	}
-	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: l.Open, BaseURL: os.Getenv(childApp),
+	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: func(*domain.Capability) pipeline.Opener { return l.Open }, BaseURL: os.Getenv(childApp),
 		DataDir: os.Getenv("CUA_DATA_DIR"), Secrets: demoSecrets})
 	if err != nil {
 		return err

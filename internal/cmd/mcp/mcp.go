@@ -10,8 +10,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/mcpserver"
+	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/secret"
 )
@@ -119,7 +121,7 @@ func runMCP(ctx context.Context, o *mcpOptions) error {
 		return err
 	}
 	sess.Close()
-	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: l.Open, BaseURL: o.BaseURL, DataDir: o.DataDir, Secrets: secrets,
+	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: opener(l, o.BaseURL), BaseURL: o.BaseURL, DataDir: o.DataDir, Secrets: secrets,
 		MaxSessions: o.MaxSessions, ConsoleURL: o.ConsoleURL, Version: cmdutil.Version(),
 		Log: o.IO.ErrOut})
 	if err != nil {
@@ -130,6 +132,18 @@ func runMCP(ctx context.Context, o *mcpOptions) error {
 	}
 	fmt.Fprintf(o.IO.ErrOut, "cua mcp: streamable HTTP on http://%s (Ctrl-C stops)\n", ln.Addr())
 	return srv.Serve(ctx, ln)
+}
+
+// opener opens a call's session: a context in the shared browser for a web
+// capability, a state-contract session on its allowed origins for a state
+// one.
+func opener(l *launch.Launcher, base string) func(*domain.Capability) pipeline.Opener {
+	return func(c *domain.Capability) pipeline.Opener {
+		if c.Surface == domain.SurfaceState {
+			return launch.New(launch.Options{Kind: c.Surface, BaseURL: base, AllowedDomains: c.Policy.AllowedDomains}).Open
+		}
+		return l.Open
+	}
 }
 
 // knowSecrets teaches red every value of the secret store.
