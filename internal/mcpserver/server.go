@@ -167,17 +167,6 @@ func (s *Server) Sync(ctx context.Context) error {
 	return nil
 }
 
-// Tools returns the names of the tools listed now.
-func (s *Server) Tools() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for n := range s.tools {
-		out = append(out, n)
-	}
-	return out
-}
-
 // resolve re-reads the tool's version from the catalog (its bytes verified
 // again) and checks it is still the content the tool was listed with.
 func (s *Server) resolve(ctx context.Context, spec *toolspec.Spec) (*capability.Loaded, error) {
@@ -206,5 +195,5 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 func result(r toolspec.Result) *mcp.CallToolResult {
 	text, _ := json.Marshal(r)
 	return &mcp.CallToolResult{StructuredContent: r, Content: []mcp.Content{&mcp.TextContent{Text: string(text)}},
-		IsError: r.Status != "SUCCESS" && r.Status != "BUSINESS_OUTCOME"}
+		IsError: r.Status != domain.StatusSuccess && r.Status != domain.StatusBusinessOutcome}
 }
