@@ -66,6 +66,8 @@ const (
 	cli        = "internal/cli"
 	cmds       = "internal/cmd"
 	cmdutil    = "internal/cmdutil"
+	toolspec   = "internal/toolspec"
+	mcpserver  = "internal/mcpserver"
 	archtest   = "internal/archtest"
 	cmdCua     = "cmd/cua"
 	schema     = "schema"
@@ -156,6 +158,12 @@ var Rules = []Rule{
 	{Pkg: secret, MayImport: []string{domain, capability, redact}},
 	// Text output of run records, pipeline results and file checks.
 	{Pkg: report, MayImport: []string{domain, capability, agent, pipeline, redact}},
+	// Tool definitions of approved capabilities, read from the catalog.
+	{Pkg: toolspec, MayImport: []string{domain, capability, catalog, store}},
+	// The MCP server: approved capabilities as tools, each call a replay
+	// through the pipeline and the catalog's gate, on sessions a front end
+	// opens (surface, for the Opener's session type).
+	{Pkg: mcpserver, MayImport: join(runtimeAndBelow, []string{replay, pipeline, catalog, store, toolspec})},
 	// The demo's stages and expectations: everything but cli.
 	{Pkg: demo, MayImport: []string{Everything}, MayNotImport: []string{cli}},
 	// The composition root: the command tree assembled from the command

@@ -7,6 +7,7 @@ import (
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
+	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
 	observecmd "github.com/cuahq/cua/internal/cmd/observe"
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
@@ -37,5 +38,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
 	root.AddCommand(observecmd.NewCmdObserve(f, nil))
+	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
 	return root
 }

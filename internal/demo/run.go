@@ -41,6 +41,11 @@ type Config struct {
 	// (amount <= [ApprovalMax]), an unattended transfer inside the bound
 	// that posts and one outside it refused before a session opens.
 	SkipApproval bool
+	// SkipMCP leaves out the agent stages (internal/demo/mcp.go), which
+	// otherwise follow the approval stages when Stages is nil (the whole
+	// story): an MCP client over stdio lists the tools and calls the
+	// savings lookup twice, for outputs and for a business outcome.
+	SkipMCP bool
 	// Redactor redacts what the engine records and logs; nil: redact.New().
 	Redactor *redact.Redactor
 	// Logger receives the engine's diagnostics; it should redact through
@@ -154,6 +159,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	agent := cfg.Stages == nil && !cfg.SkipMCP
 	cfg = cfg.withDefaults()
 	lib, err := replay.LoadDir(cfg.Capabilities)
 	if err != nil {
@@ -207,6 +213,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if !cfg.SkipApproval {
 		for _, r := range e.approvalStages(ctx) {
+			add(r)
+		}
+	}
+	if agent {
+		for _, r := range e.mcpStages(ctx) {
 			add(r)
 		}
 	}

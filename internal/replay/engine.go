@@ -53,6 +53,11 @@ type Options struct {
 	Logger        *slog.Logger
 	// StepWait overrides DefaultStepWait.
 	StepWait time.Duration
+	// OnStep, when set, is called after each step is recorded (a
+	// prerequisite's and a remedy's too), with its result before the record
+	// is redacted: a progress report that must return quickly, never a
+	// decision.
+	OnStep func(domain.StepResult)
 }
 
 // Run executes the capability and returns its record. The error is non-nil

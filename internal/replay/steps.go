@@ -393,6 +393,9 @@ func (r *run) recordStep(ctx context.Context, res domain.StepResult, started tim
 		res.Message = e.msg
 	}
 	r.rec.Steps = append(r.rec.Steps, res)
+	if r.o.OnStep != nil {
+		r.o.OnStep(res)
+	}
 	ev := evidence.StepFinished{Status: res.Status, Strategy: res.Strategy, DurationMS: res.DurationMS}
 	// The screen after the step, masked, joined to its event by name.
 	ev.Screenshot = r.rt.StepScreenshot(ctx, r.disp, len(r.rec.Steps))

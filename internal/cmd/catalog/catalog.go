@@ -50,7 +50,7 @@ func NewCmdCatalog(f *cmdutil.Factory) *cobra.Command {
 			a, err := cat.Revoke(ctx, args[0])
 			return cmdutil.Write(out, a, err, catalog.WriteRevoked)
 		}))
-	cmd.AddCommand(NewCmdCatalogApprove(f), NewCmdCatalogOverlay(f))
+	cmd.AddCommand(NewCmdCatalogApprove(f), NewCmdCatalogOverlay(f), NewCmdCatalogExportTools(f))
 	return cmd
 }
 

@@ -1,0 +1,6 @@
+package mcpcmd
+
+import _ "embed"
+
+//go:embed mcp.txt
+var helpMCP string

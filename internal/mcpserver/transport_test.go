@@ -1,0 +1,175 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/mcpserver"
+	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/store"
+	"github.com/cuahq/cua/internal/store/sqlite"
+)
+
+// The stdio test runs this test binary again as the server: childEnv says
+// so, and names the catalog, the data dir and MemberDesk.
+const (
+	childEnv = "CUA_MCPSERVER_TEST_CHILD"
+	childDB  = "CUA_MCPSERVER_TEST_DB"
+	childApp = "CUA_MCPSERVER_TEST_APP"
+)
+
+// serveChild serves MCP over its stdin and stdout, as `cua mcp` does.
+func serveChild() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := runChild(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	return 0
+}
+
+func runChild(ctx context.Context) error {
+	st, err := sqlite.Open(ctx, os.Getenv(childDB), store.Config{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cat, err := catalog.New(catalog.Config{Store: st})
+	if err != nil {
+		return err
+	}
+	l := launch.New(launch.Options{})
+	defer l.Close()
+	if err := warm(ctx, l); err != nil {
+		return err
+	}
+	srv, err := mcpserver.New(mcpserver.Config{Catalog: cat, Open: func(*domain.Capability) pipeline.Opener { return l.Open }, BaseURL: os.Getenv(childApp),
+		DataDir: os.Getenv("CUA_DATA_DIR"), Secrets: demoSecrets})
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx, &mcp.StdioTransport{})
+}
+
+// The SDK's own client over a real stdio pipe to a server process: list,
+// then a real lookup.
+func TestStdio(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, 1)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", childDB+"="+tb.dbPath, childApp+"="+tb.app.URL(), "CUA_DATA_DIR="+tb.dataDir)
+	cmd.Stderr = os.Stderr
+	cs, progress := client(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second})
+	if got := names(t, cs); !slices.Equal(got, []string{lookup}) {
+		t.Fatalf("tools = %v, want [%s]", got, lookup)
+	}
+	r, _ := call(t, cs, lookup, map[string]any{"member_id": "12345"}, 7)
+	if r.Status != domain.StatusSuccess || fmt.Sprint(r.Outputs) != fmt.Sprint(wantOutputs) {
+		t.Fatalf("result = %+v", r)
+	}
+	if len(progress.all()) == 0 {
+		t.Error("no progress notification over stdio")
+	}
+	if run, err := tb.cat.Run(tb.ctx, r.RunID); err != nil || run.Status != domain.StatusSuccess {
+		t.Errorf("the child's run is not in the shared index: %+v %v", run, err)
+	}
+}
+
+// Streamable HTTP on loopback: list, a real call, bad input, and the Host
+// and Origin gate refusing foreign ones.
+func TestHTTP(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, 2)
+	ln, err := mcpserver.Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(tb.ctx)
+	done := make(chan error, 1)
+	go func() { done <- tb.srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && err != http.ErrServerClosed {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	endpoint := "http://" + ln.Addr().String()
+	cs, _ := client(t, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1})
+	if got := names(t, cs); !slices.Equal(got, []string{lookup}) {
+		t.Fatalf("tools = %v", got)
+	}
+	r, _ := call(t, cs, lookup, map[string]any{"member_id": "12345"}, "h1")
+	if r.Status != domain.StatusSuccess || fmt.Sprint(r.Outputs) != fmt.Sprint(wantOutputs) {
+		t.Fatalf("result = %+v", r)
+	}
+	before := tb.requests(t)
+	r, _ = call(t, cs, lookup, map[string]any{"member_id": "1234"}, nil)
+	if r.FailureCode != string(domain.CodeInputInvalid) || tb.requests(t) != before {
+		t.Fatalf("bad input: %+v, %d requests", r, tb.requests(t)-before)
+	}
+	_, port, _ := strings.Cut(ln.Addr().String(), ":")
+	for _, tc := range []struct {
+		name, host, origin string
+		want               int
+	}{
+		{"foreign host", "evil.example:" + port, "", http.StatusForbidden},
+		{"foreign origin", "", "http://evil.example", http.StatusForbidden},
+		{"other port", "127.0.0.1:1", "", http.StatusForbidden},
+		{"https origin", "", "https://127.0.0.1:" + port, http.StatusForbidden},
+		{"localhost origin", "localhost:" + port, "http://localhost:" + port, http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+			req, _ := http.NewRequestWithContext(tb.ctx, http.MethodPost, endpoint, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", res.StatusCode, tc.want)
+			}
+		})
+	}
+}
+
+func TestListenRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:8813", "example.com:80", "nonsense"} {
+		if ln, err := mcpserver.Listen(addr); err == nil {
+			ln.Close()
+			t.Errorf("Listen(%q) accepted", addr)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:0", "localhost:0"} {
+		ln, err := mcpserver.Listen(addr)
+		if err != nil {
+			t.Errorf("Listen(%q): %v", addr, err)
+			continue
+		}
+		ln.Close()
+	}
+}
