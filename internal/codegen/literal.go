@@ -1,7 +1,7 @@
 package codegen
 
 import (
-		"fmt"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
