@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -49,7 +50,21 @@ func RunHint(path, baseURL string, secrets []string) string {
 	for _, s := range secrets {
 		env = append(env, s+"=…")
 	}
-	return fmt.Sprintf("run it with: npm install -D @playwright/test && %s npx playwright test %s", strings.Join(env, " "), path)
+	dir, file := filepath.Split(path)
+	cd := ""
+	if dir != "" {
+		cd = "cd " + shellQuote(filepath.Clean(dir)) + " && "
+	}
+	return fmt.Sprintf("run it with: %snpm install -D @playwright/test && %s npx playwright test %s", cd, strings.Join(env, " "), shellQuote(file))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but safe
+// characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+:=@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Secrets lists the environment variables a spec of l reads: its secrets,
