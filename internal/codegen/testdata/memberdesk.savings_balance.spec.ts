@@ -160,12 +160,15 @@ async function hasValue(target: Locator, want: string, mode: string): Promise<bo
 async function settle(page: Page, what: string, expected: Check | null, outcomes: Outcome[], timeoutMs: number): Promise<string> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    for (const o of outcomes) {
-      if (await o.when()) {
-        return o.code;
-      }
+    const [seen, holds] = await Promise.all([
+      Promise.all(outcomes.map((o) => o.when())),
+      expected === null ? Promise.resolve(true) : expected(),
+    ]);
+    const at = seen.indexOf(true);
+    if (at >= 0) {
+      return outcomes[at].code;
     }
-    if (expected === null || await expected()) {
+    if (holds) {
       return '';
     }
     if (Date.now() > deadline) {
