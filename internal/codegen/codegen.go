@@ -192,7 +192,7 @@ func (g *gen) testBody() string {
 	w.WriteString("for (const c of CASES) {\n")
 	w.WriteString("  test(TITLE + ' [' + c.name + ']', async ({ page, baseURL }) => {\n")
 	w.WriteString("    const BASE_URL = (baseURL || process.env.CUA_BASE_URL || DEFAULT_BASE_URL).replace(/\\/+$/, '');\n")
-	w.WriteString("    test.info().annotations.push({ type: 'capability', description: CAPABILITY + ' ' + CONTENT_HASH });\n")
+	w.WriteString("    test.info().annotations.push({ type: 'capability', description: CAPABILITY + ' ' + CONTENT_HASH }, { type: 'description', description: DESCRIPTION });\n")
 	w.WriteString("    const outputs: Record<string, string> = {};\n")
 	for _, d := range g.fdecl {
 		w.WriteString("    " + d + "\n")

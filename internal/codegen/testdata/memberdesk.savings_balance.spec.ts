@@ -295,7 +295,7 @@ function expectOutput(name: string, value: string | undefined, kind: string, all
 for (const c of CASES) {
   test(TITLE + ' [' + c.name + ']', async ({ page, baseURL }) => {
     const BASE_URL = (baseURL || process.env.CUA_BASE_URL || DEFAULT_BASE_URL).replace(/\/+$/, '');
-    test.info().annotations.push({ type: 'capability', description: CAPABILITY + ' ' + CONTENT_HASH });
+    test.info().annotations.push({ type: 'capability', description: CAPABILITY + ' ' + CONTENT_HASH }, { type: 'description', description: DESCRIPTION });
     const outputs: Record<string, string> = {};
     const navFrame = frame(page, "Navigation");
     const contentFrame = frame(page, "Workspace");
