@@ -55,7 +55,7 @@ func installHarness() (string, error) {
 		cache = os.TempDir()
 	}
 	dir := filepath.Join(cache, "cua", "codegen-pw-"+hex.EncodeToString(sum[:6]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@playwright", "test", "cli.js")); err == nil {
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".package-lock.json")); err == nil {
 		return dir, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
@@ -101,8 +101,9 @@ type report struct {
 	} `json:"errors"`
 }
 
-// runPlaywright writes the specs into a run directory inside the harness
-// and runs them with real Playwright, one project per base URL.
+// runPlaywright writes the specs into a run directory inside the harness,
+// type-checks them with tsc --strict and runs them with real Playwright,
+// one project per base URL.
 func runPlaywright(t *testing.T, specs map[string][]byte, projects map[string]string, env []string) report {
 	t.Helper()
 	dir := playwrightDir(t)
@@ -127,8 +128,31 @@ func runPlaywright(t *testing.T, specs map[string][]byte, projects map[string]st
 	if err := os.WriteFile(filepath.Join(run, "playwright.config.ts"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	tsconfig, err := os.ReadFile("testdata/pw/tsconfig.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, "tsconfig.json"), tsconfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
+	// tsc --strict type-checks the specs while Playwright runs them.
+	typecheck := make(chan error, 1)
+	go func() {
+		tsc := exec.CommandContext(ctx, "node", filepath.Join(dir, "node_modules", "typescript", "bin", "tsc"), "-p", run)
+		tsc.Dir = run
+		if out, err := tsc.CombinedOutput(); err != nil {
+			typecheck <- fmt.Errorf("tsc: %v\n%s", err, out)
+			return
+		}
+		typecheck <- nil
+	}()
+	defer func() {
+		if err := <-typecheck; err != nil {
+			t.Error(err)
+		}
+	}()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "node_modules", "@playwright", "test", "cli.js"), "test", "--config", filepath.Join(run, "playwright.config.ts"))
 	cmd.Dir = run
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "TMPDIR=" + t.TempDir(), "CI=1"}, env...)
