@@ -11,7 +11,7 @@ help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## Install what the build and tests need (Chromium, PostgreSQL server binaries) when missing
+deps: ## Install what the build and tests need (Chromium, PostgreSQL server binaries, Node.js and npm) when missing
 	@if [ ! -x /usr/bin/chromium ]; then \
 		echo "installing chromium"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
@@ -19,6 +19,10 @@ deps: ## Install what the build and tests need (Chromium, PostgreSQL server bina
 	@if ! command -v initdb >/dev/null && [ ! -x /usr/local/bin/initdb ] && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then \
 		echo "installing postgresql (store tests start a private server)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	fi
+	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
+		echo "installing nodejs and npm (codegen tests run the generated specs with Playwright)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
 	fi
 	@command -v $(GO) >/dev/null || { echo "go toolchain not found"; exit 1; }
 

@@ -5,6 +5,7 @@ import (
 
 	capabilitycmd "github.com/cuahq/cua/internal/cmd/capability"
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
+	codegencmd "github.com/cuahq/cua/internal/cmd/codegen"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
 	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
@@ -39,5 +40,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
 	root.AddCommand(observecmd.NewCmdObserve(f, nil))
 	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
+	root.AddCommand(codegencmd.NewCmdCodegen(f, nil))
 	return root
 }

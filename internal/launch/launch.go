@@ -128,3 +128,8 @@ func StateOrigins(base string, allowed []string) []string {
 	}
 	return origins
 }
+
+// BrowserFlags are the flags cua starts Chromium with (see
+// browser.Flags), for a front end that hands them to another launcher
+// (the Playwright spec cua codegen writes) without importing the adapter.
+func BrowserFlags() []string { return browser.Flags() }

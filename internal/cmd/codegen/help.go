@@ -1,0 +1,6 @@
+package codegencmd
+
+import _ "embed"
+
+//go:embed codegen.txt
+var helpCodegen string

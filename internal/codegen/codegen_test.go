@@ -1,0 +1,284 @@
+package codegen_test
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/codegen"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/surface/browser"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+const golden = "testdata/memberdesk.savings_balance.spec.ts"
+
+// TestReferenceGolden holds the spec of the reference lookup, as the demo
+// writes it, to its golden file (rewritten only with -update).
+func TestReferenceGolden(t *testing.T) {
+	t.Parallel()
+	l := loadExample(t, "memberdesk.savings_balance")
+	out := filepath.Join(t.TempDir(), "lookup.spec.ts")
+	hint, err := codegen.WriteReference(l, exampleLibrary(t), browser.Flags(), out, codegen.DefaultBaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, out, got)
+	if !strings.HasPrefix(hint, "run it with: cd ") || !strings.Contains(hint, "CUA_SECRET_COREBANK_OPERATOR=… CUA_SECRET_COREBANK_PASSWORD=…") ||
+		!strings.HasSuffix(hint, "npx playwright test lookup.spec.ts") {
+		t.Errorf("hint %q", hint)
+	}
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("the reference spec differs from %s (run go test -update after checking the change)", golden)
+	}
+}
+
+var hostile = []string{
+	`plain`,
+	`"double" 'single' ` + "`back`",
+	`${process.exit(1)} $$ $`,
+	"line\nbreak\r\nand\ttab\x00nul\x1fus\x7fdel",
+	"ls\u2028ps\u2029bom\ufeff",
+	`</script><script>alert(1)</script> </SCRIPT> <!-- --> & &amp;`,
+	`back\slash \\ \n \u2028 \"`,
+	`*/ /* // comment`,
+	"emoji 😀 and CJK 漢字 and combining e\u0301",
+	"\xff invalid utf-8",
+}
+
+// TestStrRoundTrip evaluates every literal Str writes with node and gets
+// the original string back (invalid UTF-8 as U+FFFD), and checks that no
+// literal holds a raw character that could end it, a line or a script.
+func TestStrRoundTrip(t *testing.T) {
+	t.Parallel()
+	var src strings.Builder
+	src.WriteString("const xs = [\n")
+	for _, s := range hostile {
+		lit := codegen.Str(s)
+		if strings.ContainsAny(lit, "\n\r\u2028\u2029`<>") || strings.Contains(lit, "${") {
+			t.Errorf("Str(%q) = %s holds a raw dangerous character", s, lit)
+		}
+		src.WriteString("  " + lit + ",\n")
+	}
+	src.WriteString("];\nprocess.stdout.write(JSON.stringify(xs));\n")
+	file := filepath.Join(t.TempDir(), "str.js")
+	if err := os.WriteFile(file, []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), "node", file).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range hostile {
+		if want := strings.ToValidUTF8(s, "\uFFFD"); got[i] != want {
+			t.Errorf("round trip of %q: got %q", want, got[i])
+		}
+	}
+}
+
+// TestRolesPlaywrightAccepts checks the role map against the getByRole
+// signature of the installed Playwright: every mapped role is one it
+// accepts, and every canonical role it accepts is mapped or refused on
+// purpose.
+func TestRolesPlaywrightAccepts(t *testing.T) {
+	t.Parallel()
+	types, err := os.ReadFile(filepath.Join(playwrightDir(t), "node_modules", "playwright-core", "types", "types.d.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`getByRole\(role: ((?:"[a-z]+"\|?)+)`).FindSubmatch(types)
+	if m == nil {
+		t.Fatal("no getByRole signature in Playwright's types.d.ts")
+	}
+	accepted := map[string]bool{}
+	for _, r := range strings.Split(string(m[1]), "|") {
+		accepted[strings.Trim(r, `"`)] = true
+	}
+	for canon, aria := range codegen.PlaywrightRoles {
+		if !domain.IsRole(canon) {
+			t.Errorf("%q is not a canonical role", canon)
+		}
+		for _, r := range aria {
+			if !accepted[r] {
+				t.Errorf("canonical %q maps to %q, which getByRole does not accept", canon, r)
+			}
+		}
+	}
+	for r := range accepted {
+		if !domain.IsRole(r) || domain.CanonicalRole(r) != r || slices.Contains(codegen.Unlocatable, r) {
+			continue
+		}
+		if _, ok := codegen.PlaywrightRoles[r]; !ok {
+			t.Errorf("canonical role %q, which getByRole accepts, is not mapped", r)
+		}
+	}
+	for _, r := range codegen.Unlocatable {
+		if !domain.IsRole(r) {
+			t.Errorf("unlocatable %q is not a canonical role", r)
+		}
+	}
+}
+
+// edit returns the lookup capability with fn applied to a deep copy.
+func edit(t *testing.T, fn func(c *domain.Capability)) *capability.Loaded {
+	t.Helper()
+	l := loadExample(t, "memberdesk.savings_balance")
+	raw, err := json.Marshal(l.Capability)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c domain.Capability
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	fn(&c)
+	return &capability.Loaded{Capability: &c, Hash: l.Hash, Sealed: true}
+}
+
+// TestRefusals: a part that cannot be expressed is refused with an error
+// naming it, and no spec comes back.
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	zero := 0
+	tests := []struct {
+		name      string
+		edit      func(c *domain.Capability)
+		opts      func(o *codegen.Options)
+		wantWhere string
+		wantIn    string
+	}{
+		{name: "region scope", edit: func(c *domain.Capability) { c.Steps[1].Target.Scope.Region = "Search" }, wantWhere: "step enter_member", wantIn: "region"},
+		{name: "adjacent anchor", edit: func(c *domain.Capability) { c.Steps[3].Target.Anchor.Relation = domain.RelAdjacentTo }, wantWhere: "step read_status", wantIn: "adjacent_to"},
+		{name: "iframe role", edit: func(c *domain.Capability) { c.Steps[0].Target.Role = domain.RoleIframe }, wantWhere: "step open_search", wantIn: "iframe"},
+		{name: "http status outcome", edit: func(c *domain.Capability) {
+			c.Outcomes[0].When = domain.Predicate{HTTPStatusIn: []int{404}}
+		}, wantWhere: "outcome member_not_found", wantIn: "http_status_in"},
+		{name: "frame without a title", opts: func(o *codegen.Options) { o.FrameTitles = map[string]string{"content": "Workspace"} }, wantWhere: "step open_search", wantIn: "--frame-title nav=TITLE"},
+		{name: "go regex flag", edit: func(c *domain.Capability) {
+			c.Steps[2].Target.Name = &domain.NameMatch{Value: "(?i)search", Match: domain.MatchRegex}
+		}, wantWhere: "step search", wantIn: "flags"},
+		{name: "ordinal zero", edit: func(c *domain.Capability) { c.Steps[2].Target.Ordinal = &zero }, wantWhere: "step search", wantIn: "ordinal 0"},
+		{name: "dialog nobody answers", edit: func(c *domain.Capability) {
+			c.Steps[2].Postcondition = &domain.Predicate{NodeExists: &domain.TargetDescriptor{Role: domain.RoleAlertDialog}}
+		}, wantWhere: "step search", wantIn: "JavaScript dialog"},
+		{name: "raw input", edit: func(c *domain.Capability) { c.Steps[0].Action = domain.ActRawInput }, wantWhere: "step open_search", wantIn: "raw_input"},
+		{name: "no library for a prerequisite", opts: func(o *codegen.Options) { o.Library = nil }, wantWhere: "prerequisite corebank.auth.sign_on", wantIn: "library"},
+		{name: "unknown input in a case", opts: func(o *codegen.Options) {
+			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member": "12345"}}}
+		}, wantWhere: "case x", wantIn: "input member is not declared"},
+		{name: "input breaks its pattern", opts: func(o *codegen.Options) {
+			o.Cases = []codegen.Case{{Inputs: map[string]string{"member_id": "1234"}}}
+		}, wantWhere: "case 1", wantIn: "pattern"},
+		{name: "undeclared outcome", opts: func(o *codegen.Options) {
+			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member_id": "12345"}, Expect: "gone"}}
+		}, wantWhere: "case x", wantIn: `expect "gone"`},
+		{name: "sensitive input in a case", edit: func(c *domain.Capability) { c.Inputs[0].Sensitive = true }, opts: func(o *codegen.Options) {
+			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member_id": "12345"}}}
+		}, wantWhere: "case x", wantIn: "CUA_SECRET_MEMBER_ID"},
+		{name: "two cases one name", opts: func(o *codegen.Options) {
+			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member_id": "12345"}}, {Name: "x", Inputs: map[string]string{"member_id": "23456"}}}
+		}, wantWhere: "case x", wantIn: "two cases"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			l := edit(t, func(c *domain.Capability) {
+				if tt.edit != nil {
+					tt.edit(c)
+				}
+			})
+			o := codegen.Options{FrameTitles: codegen.MemberDeskFrames, Library: exampleLibrary(t)}
+			if tt.opts != nil {
+				tt.opts(&o)
+			}
+			spec, err := codegen.Generate(l, o)
+			var re *codegen.RefusedError
+			if !errors.As(err, &re) {
+				t.Fatalf("err %v, want a *RefusedError", err)
+			}
+			if spec != nil {
+				t.Error("a refused capability still produced a spec")
+			}
+			if re.Where != tt.wantWhere || !strings.Contains(re.Error(), tt.wantIn) {
+				t.Errorf("refusal %q, want where %q and %q in it", re.Error(), tt.wantWhere, tt.wantIn)
+			}
+		})
+	}
+}
+
+// TestSensitiveInputFromEnvironment: a sensitive input's value is read
+// from its CUA_SECRET_ variable and never written, not even its example.
+func TestSensitiveInputFromEnvironment(t *testing.T) {
+	t.Parallel()
+	l := edit(t, func(c *domain.Capability) { c.Inputs[0].Sensitive = true; c.Inputs[0].Example = "54321" })
+	spec, err := codegen.Generate(l, codegen.Options{FrameTitles: codegen.MemberDeskFrames, Library: exampleLibrary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(spec)
+	if strings.Contains(s, "54321") || !strings.Contains(s, `fill(secret("CUA_SECRET_MEMBER_ID"))`) {
+		t.Errorf("the sensitive input is not read from the environment:\n%s", s)
+	}
+}
+
+// TestParseCase covers the --case syntax.
+func TestParseCase(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    codegen.Case
+		wantErr string
+	}{
+		{in: "member_id=12345", want: codegen.Case{Inputs: map[string]string{"member_id": "12345"}}},
+		{in: "member_id=99999,_expect=member_not_found,_name=gone", want: codegen.Case{Name: "gone", Expect: "member_not_found", Inputs: map[string]string{"member_id": "99999"}}},
+		{in: "a=x=y,b=", want: codegen.Case{Inputs: map[string]string{"a": "x=y", "b": ""}}},
+		{in: "", wantErr: "want NAME=VALUE"},
+		{in: "a", wantErr: "is not NAME=VALUE"},
+		{in: "=1", wantErr: "is not NAME=VALUE"},
+		{in: "a=1,a=2", wantErr: "given twice"},
+	}
+	for _, tt := range tests {
+		got, err := codegen.ParseCase(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseCase(%q) err %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Name != tt.want.Name || got.Expect != tt.want.Expect || len(got.Inputs) != len(tt.want.Inputs) {
+			t.Errorf("ParseCase(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+			continue
+		}
+		for k, v := range tt.want.Inputs {
+			if got.Inputs[k] != v {
+				t.Errorf("ParseCase(%q) input %s = %q, want %q", tt.in, k, got.Inputs[k], v)
+			}
+		}
+	}
+}

@@ -1,0 +1,20 @@
+// Package codegen writes a sealed capability as a standalone Playwright Test
+// spec in TypeScript: the same steps, targets, checkpoint, business outcomes
+// and output checks that replay runs, as a test a QA team can keep without
+// cua.
+//
+// It owns the translation: canonical roles to the ARIA roles Playwright's
+// getByRole accepts ([PlaywrightRoles]), target descriptors to locators
+// (getByRole with an exact name, getByLabel for a labelled_by anchor, a
+// table row for a row_of anchor, getByText for the text role, and an
+// iframe's document found by its title for a frame scope), predicates to
+// checks, inputs to a data table of cases ([Case]), secrets to
+// environment variables read when the test runs, and every string of the
+// capability to an escaped literal ([Str]).
+//
+// It must never emit a CSS or XPath selector (the cached hints of a
+// descriptor are dropped), a secret's value or a sensitive input's value, a
+// template literal or a comment holding data, or a step it cannot express
+// faithfully: such a step is refused with a [*RefusedError] naming it, and
+// nothing is written. It does no I/O but [WriteFile] and runs nothing.
+package codegen
