@@ -2,8 +2,8 @@ package desktop
 
 import "github.com/cuahq/cua/internal/domain"
 
-// atspiRoles maps AT-SPI role names (Accessible.GetRoleName) to canonical
-// roles. A role not listed is layout with no canonical equivalent:
+// atspiRoles maps AT-SPI role names (Accessible.GetRoleName; GTK's bridge
+// passes ATK's spelling on, which differs for a few) to canonical roles. A role not listed is layout with no canonical equivalent:
 // [domain.RoleGeneric], which perception drops when it is unnamed.
 var atspiRoles = map[string]string{
 	"frame":               domain.RoleDocument, // a top-level window: the root of its frame
@@ -41,6 +41,8 @@ var atspiRoles = map[string]string{
 	"page tab list":       "tablist",
 	"link":                domain.RoleLink,
 	"status bar":          domain.RoleStatus,
+	"statusbar":           domain.RoleStatus, // ATK's spelling, which atk-bridge passes on
+	"notification":        domain.RoleAlert,
 	"alert":               domain.RoleAlertDialog,
 	"dialog":              domain.RoleDialog,
 	"file chooser":        domain.RoleDialog,

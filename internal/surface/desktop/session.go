@@ -145,6 +145,20 @@ func (e *Env) Environ() []string {
 	return env
 }
 
+// AttachEnviron is the environment of applications launched on an existing
+// desktop (a display and its session bus), with the same accessibility
+// switches as [Env.Environ] and the caller's HOME.
+func AttachEnviron(display, sessionBus string) []string {
+	e := &Env{Display: display, SessionBus: sessionBus, dir: envOr("XDG_RUNTIME_DIR", "/tmp")}
+	env := e.Environ()
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "HOME=") {
+			env[i] = "HOME=" + envOr("HOME", e.dir)
+		}
+	}
+	return env
+}
+
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v

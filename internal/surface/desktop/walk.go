@@ -14,8 +14,8 @@ const maxNodes = 5000
 
 // walk reads the visible accessible trees under the given windows, level by
 // level with every call of a level in flight at once (one round trip per
-// level, not per call). Invisible subtrees and the popup lists of combo
-// boxes are not entered. Objects that vanished mid-walk are left out.
+// level, not per call). Invisible subtrees, closed menus and the popup
+// lists of combo boxes are not entered. Objects that vanished mid-walk are left out.
 func (b *bus) walk(ctx context.Context, windows []ref) ([]raw, error) {
 	var out []raw
 	type item struct {
@@ -58,8 +58,8 @@ func (b *bus) walk(ctx context.Context, windows []ref) ([]raw, error) {
 			n.parent, n.depth = it.parent, it.depth
 			idx := len(out)
 			out = append(out, n)
-			if n.role == "combo box" {
-				continue
+			if n.role == "combo box" || (n.role == "menu" && !n.states.has(stShowing)) {
+				continue // a closed popup's items are not on screen
 			}
 			for _, k := range n.children {
 				next = append(next, item{r: k, parent: idx, depth: it.depth + 1})
