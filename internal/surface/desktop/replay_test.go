@@ -66,3 +66,16 @@ func TestReplayFixtureCapability(t *testing.T) {
 		})
 	}
 }
+
+// TestReplayMousepad replays a hand-written capability on a real Debian
+// desktop program, Mousepad (GTK 3), launched fresh in the session.
+func TestReplayMousepad(t *testing.T) {
+	t.Parallel()
+	rec := replayOn(t, "testdata/capabilities/mousepad.write_note.yaml", "http://mousepad", []string{"mousepad", "--disable-server"}, map[string]string{"note": "Call the member back at 3pm"})
+	if rec.Status != domain.StatusSuccess {
+		t.Fatalf("status %s (%s): %s", rec.Status, rec.FailureCode, rec.Message)
+	}
+	if got := rec.Outputs["text"]; got != "Call the member back at 3pm" {
+		t.Errorf("text = %v, want the note", got)
+	}
+}

@@ -2,6 +2,7 @@ package desktop
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -183,7 +185,8 @@ func (e *Env) Close() error {
 }
 
 // endGroup sends SIGTERM to a process group, waits up to two seconds for
-// its leader, then SIGKILLs the group.
+// its leader, then SIGKILLs the group and waits (up to two seconds more)
+// until no member is left.
 func endGroup(cmd *exec.Cmd) {
 	if cmd.Process == nil {
 		return
@@ -198,4 +201,45 @@ func endGroup(cmd *exec.Cmd) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-done
+	// Members the leader did not start itself (a bus's activated services)
+	// are reaped by init: wait until none is running.
+	for range 100 {
+		if !groupAlive(pgid) {
+			return
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process of the group is still running (not
+// a zombie waiting for init to reap it), from /proc.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); err != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so split
+		// after its closing parenthesis.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
