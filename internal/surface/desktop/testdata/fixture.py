@@ -6,7 +6,8 @@ through AT-SPI's Action, EditableText and Selection interfaces.
 Usage: fixture.py [--rename OLD=NEW]... URL
 
 URL names the page to open (".../main.html", ".../second.html",
-".../frames.html"); the application announces the document it shows as the
+".../frames.html", or ".../secret.html" with a password field "PIN", for
+the screenshot mask); the application announces the document it shows as the
 accessible description of its main window, the way a browser names its
 document. Windows play the part of frames: page "frames" opens two more
 windows titled "nav" and "content". --rename relabels a button (the
@@ -20,7 +21,7 @@ gi.require_version("Gtk", "3.0")
 gi.require_version("Atk", "1.0")
 from gi.repository import Atk, Gtk  # noqa: E402
 
-TITLES = {"main": "Conformance", "second": "Second", "frames": "Frames"}
+TITLES = {"main": "Conformance", "second": "Second", "frames": "Frames", "secret": "Secret"}
 
 
 class Fixture:
@@ -76,6 +77,12 @@ class Fixture:
         locked.set_sensitive(False)
         self.link("Next", "second")
         self.status = status(self.box)
+
+    def page_secret(self):
+        pin = Gtk.Entry()
+        pin.set_visibility(False)
+        pin.get_accessible().set_name("PIN")
+        self.box.pack_start(pin, False, False, 0)
 
     def page_second(self):
         self.link("Back", "main")
