@@ -81,6 +81,7 @@ type Surface struct {
 	genAt   map[uint64]uint64
 	last    *view
 	crashed error
+	wake    chan struct{} // closed at the next change event
 }
 
 var _ surface.Surface = (*Surface)(nil)
@@ -107,6 +108,12 @@ func Open(ctx context.Context, cfg Config) (*Surface, error) {
 		return nil, fmt.Errorf("desktop: %w", err)
 	}
 	s := &Surface{cfg: cfg, bus: b, log: log, genAt: map[uint64]uint64{}}
+	events, err := b.listen(ctx)
+	if err != nil {
+		b.close()
+		return nil, fmt.Errorf("desktop: subscribe to AT-SPI events: %w", err)
+	}
+	go s.watch(events)
 	if len(cfg.Command) == 0 {
 		name, err := s.findApp(ctx, func(ctx context.Context, r ref) bool {
 			var n string
@@ -235,8 +242,9 @@ func (s *Surface) Observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	return snap, nil
 }
 
-// ChangedSince reads the tree (a cheap hash of it) and reports whether it
-// changed after observation since.
+// ChangedSince reports whether the application announced a change (an
+// AT-SPI event) after observation since, or, when it announced none, whether
+// a hash of its tree now differs.
 func (s *Surface) ChangedSince(ctx context.Context, since uint64) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,10 +264,14 @@ func (s *Surface) ChangedSince(ctx context.Context, since uint64) (bool, error) 
 	return s.gen > at, nil
 }
 
-// pollEvery is WaitChange's polling interval.
-const pollEvery = 60 * time.Millisecond
+// pollEvery is WaitChange's fallback polling interval: AT-SPI events wake
+// it at once, and a tree hash read this often catches a change a toolkit
+// did not announce.
+const pollEvery = 250 * time.Millisecond
 
-// WaitChange polls the tree until it changed after observation since.
+// WaitChange waits until the tree changed after observation since: woken
+// by the application's AT-SPI events, and checking a hash of the tree
+// every pollEvery.
 func (s *Surface) WaitChange(ctx context.Context, since uint64) error {
 	for {
 		changed, err := s.ChangedSince(ctx, since)
@@ -272,9 +284,13 @@ func (s *Surface) WaitChange(ctx context.Context, since uint64) error {
 		if changed {
 			return nil
 		}
+		s.mu.Lock()
+		wake := s.waiterLocked()
+		s.mu.Unlock()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-wake:
 		case <-time.After(pollEvery):
 		}
 	}
