@@ -49,7 +49,8 @@ type Config struct {
 	Env []string
 	// Command launches the application: a navigation (re)starts it, with
 	// the URL in place of any URLPlaceholder argument. Empty attaches to a
-	// running application named App instead.
+	// running application named App instead (the first the registry lists
+	// when several share the name).
 	Command []string
 	// App names the application: the host its URLs carry (the allowlist
 	// names applications by executable) and, when attaching, the AT-SPI
@@ -123,7 +124,9 @@ func Open(ctx context.Context, cfg Config) (*Surface, error) {
 			b.close()
 			return nil, err
 		}
+		s.mu.Lock()
 		s.appBus = name
+		s.mu.Unlock()
 	}
 	return s, nil
 }
