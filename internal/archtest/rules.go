@@ -108,6 +108,9 @@ var Rules = []Rule{
 	// policy is allowed for the AuthorizedAction token only.
 	// statewire is the state contract's wire types, shared with mockapp.
 	{Pkg: surface, MayImport: []string{domain, perception, policy, statewire}},
+	// The desktop adapter also masks its own X screenshots with redact's
+	// MaskPNG (sensitive nodes' boxes black), as web screenshots are masked.
+	{Pkg: surface + "/desktop", MayImport: []string{domain, perception, policy, redact, surface}},
 	{Pkg: runtime, MayImport: runtimeMay},
 	// Runtime and below; never agent, model or a model SDK (invariant 1 is
 	// also checked transitively by rule no-model-in-replay).

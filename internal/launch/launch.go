@@ -1,8 +1,10 @@
 // Package launch opens the surface sessions a run acts on, from a plain
 // description of the target: a Chromium session (launching one browser, or
 // attaching to a running one, on first use and reusing it for every later
-// session) or a session on an application's HTTP state contract, held to
-// its allowed origins.
+// session), a session on an application's HTTP state contract, held to
+// its allowed origins, or a session on a native desktop application over
+// AT-SPI (in a private Xvfb session started on first use, or on a given
+// display).
 //
 // It owns building the surface adapters and their lifetime; a front end
 // (the CLI, a worker) describes the target and closes the [Launcher] when
@@ -24,6 +26,7 @@ import (
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/surface"
 	"github.com/cuahq/cua/internal/surface/browser"
+	"github.com/cuahq/cua/internal/surface/desktop"
 	"github.com/cuahq/cua/internal/surface/state"
 )
 
@@ -40,15 +43,19 @@ type Options struct {
 	// DevTools endpoint, Headful shows its window.
 	Browser, CDPURL string
 	Headful         bool
-	Logger          *slog.Logger
+	// Desktop describes the desktop surface's session (Kind
+	// domain.SurfaceDesktop).
+	Desktop DesktopOptions
+	Logger  *slog.Logger
 }
 
 // Launcher opens sessions. It is safe for concurrent use.
 type Launcher struct {
 	opts Options
 
-	mu sync.Mutex
-	br *browser.Browser
+	mu  sync.Mutex
+	br  *browser.Browser
+	env *desktop.Env
 }
 
 // New returns a Launcher for opts; nothing starts before [Launcher.Open].
@@ -65,6 +72,9 @@ func (l *Launcher) Open(ctx context.Context) (surface.Surface, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.opts.Kind == domain.SurfaceDesktop {
+		return l.openDesktop(ctx)
+	}
 	if l.br == nil {
 		b, err := browser.Launch(ctx, browser.Options{ExecPath: l.opts.Browser, CDPURL: l.opts.CDPURL, Headful: l.opts.Headful, Logger: l.opts.Logger})
 		if err != nil {
@@ -87,6 +97,10 @@ func (l *Launcher) Close() {
 	if l.br != nil {
 		l.br.Close()
 		l.br = nil
+	}
+	if l.env != nil {
+		_ = l.env.Close()
+		l.env = nil
 	}
 }
 
