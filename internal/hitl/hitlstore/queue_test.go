@@ -74,7 +74,7 @@ func TestQueue(t *testing.T) {
 			for i, s := range []string{"s2", "s1"} {
 				w := hitl.Waiting{ID: "w-" + s, SessionID: s, RunID: "r-" + s, Capability: "bank.transfer@1.0.0",
 					Step: "confirm", FailureCode: domain.CodeTargetNotFound, Summary: "no Confirm button",
-					Effects: &domain.Effects{Sent: true, Steps: []domain.StepEffect{{Step: "submit", Risk: domain.RiskElevated, Effect: domain.EffectConfirmed}}},
+					Effects:   &domain.Effects{Sent: true, Steps: []domain.StepEffect{{Step: "submit", Risk: domain.RiskElevated, Effect: domain.EffectConfirmed}}},
 					CreatedAt: at.Add(time.Duration(i) * time.Second)}
 				if err := q.Put(ctx, w); err != nil {
 					t.Fatal(err)
