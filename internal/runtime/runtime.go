@@ -135,6 +135,26 @@ func New(cfg Config) (*Dispatcher, error) {
 	}, nil
 }
 
+// Epoch returns the lease epoch this dispatcher acts under.
+func (d *Dispatcher) Epoch() uint64 { return d.epoch }
+
+// Holder returns the lease holder this dispatcher acts as.
+func (d *Dispatcher) Holder() string { return d.holder }
+
+// Rebind adopts the lease's current epoch after a hand-off came back to
+// this dispatcher's holder (hitl: RESUMING → RUNNING). Until it is called,
+// every action is refused as authorized under the old epoch. It returns
+// LEASE_LOST when the holder does not hold the lease or may not act.
+func (d *Dispatcher) Rebind() (uint64, error) {
+	_, epoch := d.lease.Holder()
+	if err := d.lease.Check(d.holder, epoch); err != nil {
+		return d.epoch, err
+	}
+	d.epoch = epoch
+	d.last = nil
+	return epoch, nil
+}
+
 // Dispatches returns how many actions reached the surface.
 func (d *Dispatcher) Dispatches() int { return d.dispatches }
 
