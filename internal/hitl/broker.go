@@ -290,3 +290,20 @@ func WaitResume(ctx context.Context, lease *Lease) (Status, error) {
 		t.Stop()
 	}
 }
+
+// Hold escalates the session (see [Broker.Escalate]) and blocks until a
+// person resumes it, returning nil with the lease RESUMING; or, when ctx
+// ends first, abandons the session (no operator may act on it any more)
+// and returns ctx's error.
+func (b *Broker) Hold(ctx context.Context, lease *Lease, holder string, epoch uint64, w Waiting) error {
+	if _, err := b.Escalate(ctx, lease, holder, epoch, w); err != nil {
+		return err
+	}
+	if _, err := WaitResume(ctx, lease); err != nil {
+		if aerr := b.Abandon(context.WithoutCancel(ctx), w.SessionID, "not resumed: "+err.Error()); aerr != nil {
+			b.cfg.Logger.WarnContext(ctx, "abandon a parked session", slog.String("session", w.SessionID), slog.Any("error", aerr))
+		}
+		return err
+	}
+	return nil
+}
