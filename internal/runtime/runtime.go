@@ -227,6 +227,11 @@ func Proposed(p policy.Proposal) ActOption { return func(r *policy.Request) { r.
 // Consented hands policy a person's consent to exactly this action.
 func Consented(c *policy.Consent) ActOption { return func(r *policy.Request) { r.Consent = c } }
 
+// AtNode hands policy the node a raw input was hit-tested to (the node
+// under the pointer, or the focused node for a key): policy classifies the
+// input by it and the evidence event names it.
+func AtNode(n *domain.Node) ActOption { return func(r *policy.Request) { r.Node = n } }
+
 // Granted hands policy the run's grants; policy spends a use when a grant
 // is what allows the action.
 func Granted(g *policy.Grants) ActOption { return func(r *policy.Request) { r.Grants = g } }
@@ -253,6 +258,9 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder, Snapshot: snap}
 	for _, o := range opts {
 		o(&req)
+	}
+	if res.Node == nil && req.Node != nil {
+		res.Node = req.Node // a raw input's node, hit-tested by its caller (AtNode)
 	}
 	auth, err := d.policy.Authorize(req)
 	if err != nil {
