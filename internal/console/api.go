@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -194,8 +193,7 @@ func (s *Server) cast(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such live session", http.StatusNotFound)
 		return
 	}
-	sc, ok := lv.p.Surface.(surface.Screencaster)
-	if !ok {
+	if _, ok := lv.p.Surface.(surface.Screencaster); !ok {
 		http.Error(w, "this surface has no live picture", http.StatusNotImplemented)
 		return
 	}
@@ -206,17 +204,23 @@ func (s *Server) cast(w http.ResponseWriter, r *http.Request) {
 	}
 	defer c.CloseNow()
 	ctx := c.CloseRead(r.Context())
-	err = sc.Screencast(ctx, func(f surface.Frame) error {
-		png, err := lv.maskFrame(ctx, f)
-		if err != nil {
-			return nil // fail closed: a frame that cannot be masked is not sent
+	frames, unsubscribe := lv.subscribe(s.cfg.Logger)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case png, ok := <-frames:
+			if !ok {
+				c.Close(websocket.StatusGoingAway, "the session is no longer parked here")
+				return
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := c.Write(wctx, websocket.MessageBinary, png)
+			cancel()
+			if err != nil {
+				return
+			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		return c.Write(wctx, websocket.MessageBinary, png)
-	})
-	if err != nil && !errors.Is(err, context.Canceled) {
-		s.cfg.Logger.WarnContext(r.Context(), "screencast ended", "error", err)
 	}
-	c.Close(websocket.StatusNormalClosure, "")
 }

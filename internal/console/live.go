@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -26,6 +27,11 @@ type live struct {
 	human  *runtime.Dispatcher
 	// geometry of the newest frame sent, to map a click on it to the page.
 	scrollX, scrollY, scale float64
+
+	castMu   sync.Mutex
+	subs     map[chan []byte]struct{}
+	castStop context.CancelFunc
+	closed   bool
 }
 
 func newLive(p runtime.Parked) (*live, error) {
@@ -43,7 +49,20 @@ func newLive(p runtime.Parked) (*live, error) {
 	return &live{p: p, policy: pol, viewer: viewer, scale: 1}, nil
 }
 
-func (lv *live) close() {}
+// close ends the screencast and closes every watcher's channel.
+func (lv *live) close() {
+	lv.castMu.Lock()
+	defer lv.castMu.Unlock()
+	lv.closed = true
+	if lv.castStop != nil {
+		lv.castStop()
+		lv.castStop = nil
+	}
+	for ch := range lv.subs {
+		close(ch)
+	}
+	lv.subs = nil
+}
 
 // observe returns the current snapshot. lv.mu is held.
 func (lv *live) observe(ctx context.Context) (*domain.UiSnapshot, error) {
@@ -218,13 +237,16 @@ func inDialog(s *domain.UiSnapshot, n *domain.Node) bool {
 	return false
 }
 
+// focused returns the innermost focused node: the last in document order,
+// so a field inside a frame wins over the frame's document.
 func focused(s *domain.UiSnapshot) *domain.Node {
+	var out *domain.Node
 	for i := range s.Nodes {
 		if s.Nodes[i].States.Focused && !s.Nodes[i].States.Hidden {
-			return &s.Nodes[i]
+			out = &s.Nodes[i]
 		}
 	}
-	return nil
+	return out
 }
 
 // HitTest returns the node under the page point (x, y): of the visible
@@ -245,4 +267,66 @@ func HitTest(s *domain.UiSnapshot, x, y float64) *domain.Node {
 		}
 	}
 	return best
+}
+
+// subscribe returns a channel of masked frames of the session, shared by
+// every watcher: one screencast runs while anyone watches (two casts of one
+// page would stop each other). A slow watcher gets the newest frame, never
+// a queue. The channel closes when the session leaves this console.
+func (lv *live) subscribe(logger *slog.Logger) (<-chan []byte, func()) {
+	ch := make(chan []byte, 1)
+	lv.castMu.Lock()
+	defer lv.castMu.Unlock()
+	if lv.closed {
+		close(ch)
+		return ch, func() {}
+	}
+	if lv.subs == nil {
+		lv.subs = map[chan []byte]struct{}{}
+	}
+	lv.subs[ch] = struct{}{}
+	if lv.castStop == nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		lv.castStop = cancel
+		go lv.castLoop(ctx, logger)
+	}
+	return ch, func() {
+		lv.castMu.Lock()
+		defer lv.castMu.Unlock()
+		if _, ok := lv.subs[ch]; !ok {
+			return
+		}
+		delete(lv.subs, ch)
+		if len(lv.subs) == 0 && lv.castStop != nil {
+			lv.castStop()
+			lv.castStop = nil
+		}
+	}
+}
+
+func (lv *live) castLoop(ctx context.Context, logger *slog.Logger) {
+	sc := lv.p.Surface.(surface.Screencaster)
+	err := sc.Screencast(ctx, func(f surface.Frame) error {
+		png, err := lv.maskFrame(ctx, f)
+		if err != nil {
+			// Fail closed: a frame that cannot be masked is not sent.
+			if ctx.Err() == nil {
+				logger.WarnContext(ctx, "frame not sent", slog.Any("error", err))
+			}
+			return nil
+		}
+		lv.castMu.Lock()
+		defer lv.castMu.Unlock()
+		for ch := range lv.subs {
+			select {
+			case <-ch: // drop the older frame the watcher did not take
+			default:
+			}
+			ch <- png
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		logger.WarnContext(ctx, "screencast ended", slog.Any("error", err))
+	}
 }

@@ -3,7 +3,7 @@
   const csrf = document.querySelector('meta[name=csrf]').content;
   const $ = (id) => document.getElementById(id);
   let watching = null, epoch = 0, ws = null, pending = null, frames = 0, chain = Promise.resolve();
-  window.cuaConsole = { frames: () => frames, epoch: () => epoch, idle: () => chain };
+  window.cuaConsole = { frames: () => frames, epoch: () => epoch, idle: () => chain, socket: () => (ws ? ws.readyState : -1) };
 
   async function post(path, body) {
     const r = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
