@@ -39,6 +39,7 @@ const (
 	RuleStdlibOnly = "stdlib-only"         // a non-standard import in a stdlib-only tree
 	RuleLoadError  = "load-error"          // a package or file the checker could not read
 	RuleFuncLength = "func-length"         // a function in internal/ longer than MaxFuncLines
+	RuleLineBudget = "line-budget"         // a package over its LineBudgets entry
 )
 
 // MaxFuncLines is the longest a function in internal/ may be, counted from
@@ -228,6 +229,40 @@ func (c *checker) checkPackage(p *goPackage) {
 	if within(p.rel, FuncLengthTree) {
 		c.checkFuncLength(p)
 	}
+	c.checkLineBudget(p)
+}
+
+// checkLineBudget reports p when its non-test source is longer than the
+// budget [LineBudgets] gives its tree.
+func (c *checker) checkLineBudget(p *goPackage) {
+	budget, ok := budgetFor(p.rel)
+	if !ok {
+		return
+	}
+	n := 0
+	for _, name := range p.sourceFiles() {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			c.report(p, RuleLoadError, "read %s: %v", name, err)
+			return
+		}
+		n += bytes.Count(b, []byte("\n"))
+	}
+	if n > budget.Max {
+		c.report(p, RuleLineBudget, "%d lines of non-test Go; the budget is %d (%s)", n, budget.Max, budget.Why)
+	}
+}
+
+// budgetFor returns the most specific budget covering rel.
+func budgetFor(rel string) (LineBudget, bool) {
+	var best LineBudget
+	found := false
+	for _, b := range LineBudgets {
+		if within(rel, b.Tree) && (!found || len(b.Tree) > len(best.Tree)) {
+			best, found = b, true
+		}
+	}
+	return best, found
 }
 
 // checkFuncLength reports each function of p (test files included) longer

@@ -47,6 +47,7 @@ func TestViolatingFixture(t *testing.T) {
 		{"package missing from the table", "internal/extra", RuleUnmapped, "internal/extra"},
 		{"package without a doc comment", "internal/codegen", RulePackageDoc, "no package doc comment"},
 		{"cli reads snapshots itself", "internal/cli", RuleImport, "imports internal/perception (internal/cli/cli.go:4)"},
+		{"a command past its line budget", "internal/cmd/fat", RuleLineBudget, "405 lines of non-test Go; the budget is 400"},
 		{"a function past the limit", "internal/extra", RuleFuncLength, "func Long is 129 lines (internal/extra/extra.go:5)"},
 	}
 	matches := func(v Violation, pkg, rule, detail string) bool {
@@ -122,8 +123,11 @@ func TestAllowed(t *testing.T) {
 		{"console uses hitl and runtime", "internal/console", "internal/runtime", true},
 		{"console never model", "internal/console", "internal/model", false},
 		{"observer reads domain", "internal/observer", "internal/domain", true},
-		{"cli imports adapters", "internal/cli", "internal/surface/browser", true},
-		{"cli subcommand inherits", "internal/cli/run", "internal/store/sqlite", true},
+		{"cli imports only commands", "internal/cli", "internal/surface/browser", false},
+		{"cli assembles commands", "internal/cli", "internal/cmd/replay", true},
+		{"command inherits", "internal/cmd/run", "internal/store/sqlite", true},
+		{"command never a surface adapter", "internal/cmd/replay", "internal/surface/browser", false},
+		{"command opens surfaces through launch", "internal/cmd/replay", "internal/launch", true},
 		{"main imports cli", "cmd/cua", "internal/cli", true},
 		{"main imports only cli", "cmd/cua", "internal/domain", false},
 		{"schema is a leaf", "internal/capability", "schema", true},

@@ -10,10 +10,10 @@ import (
 	"testing"
 )
 
-// logBuilders are the directories whose non-test code builds the loggers of
-// cua's commands: this package, and the pipeline package the discover and
-// replay wiring may move to.
-var logBuilders = []string{".", "../pipeline"}
+// logBuilders are the directory globs whose non-test code builds the
+// loggers of cua's commands: this package, the shared command helpers, every
+// command package, and the pipeline the discover and replay wiring calls.
+var logBuilders = []string{".", "../cmdutil", "../cmd/*", "../pipeline"}
 
 // logExempt names the files whose logger is not a sink of cua's secrets:
 // `cua mockapp` logs the mock application's own requests (it is the
@@ -42,6 +42,9 @@ func TestCommandLogsAreRedacted(t *testing.T) {
 	var parsed []*ast.File
 	for _, dir := range logBuilders {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if len(files) == 0 {
+			t.Fatalf("no Go files under %s: point logBuilders at the commands", dir)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,6 +195,9 @@ func checkBuilderCalls(fset *token.FileSet, f *ast.File, builders map[string]int
 				return true
 			}
 			id, ok := call.Fun.(*ast.Ident)
+			if sel, isSel := call.Fun.(*ast.SelectorExpr); isSel {
+				id, ok = sel.Sel, true // cmdutil.NewLogger(…)
+			}
 			if !ok {
 				return true
 			}

@@ -4,20 +4,8 @@ package cli
 import (
 	"context"
 
-	"example.com/clean/internal/mockapp"
-	"example.com/clean/internal/model/cassette"
-	"example.com/clean/internal/replay"
-	"example.com/clean/internal/store/sqlite"
-	"example.com/clean/internal/surface/sim"
+	"example.com/clean/internal/cmd/run"
 )
 
 // Main runs the command line and returns the exit code.
-func Main(ctx context.Context, args []string) int {
-	_, _, _ = mockapp.Handler, cassette.Cassette{}, sqlite.DB{}
-	_ = ctx
-	_ = args
-	if err := replay.Run(&sim.Sim{}, cassetteRun()); err != nil {
-		return 1
-	}
-	return 0
-}
+func Main(ctx context.Context, args []string) int { return run.Main(ctx, args) }

@@ -1,4 +1,4 @@
-package cli
+package verifycmd
 
 import (
 	"context"
@@ -8,13 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/secret"
 )
 
 type verifyOptions struct {
-	IO          *IOStreams
+	IO          *cmdutil.IOStreams
 	Env         func(string) string
 	Run         string
 	DataDir     string
@@ -22,14 +23,14 @@ type verifyOptions struct {
 	JSON        bool
 }
 
-func newCmdVerify(f *Factory, runF func(context.Context, *verifyOptions) error) *cobra.Command {
+func NewCmdVerify(f *cmdutil.Factory, runF func(context.Context, *verifyOptions) error) *cobra.Command {
 	opts := &verifyOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:     "verify RUN|DIR",
 		Short:   "Verify a run's evidence: hash chain, manifest, secrets, host paths",
-		Long:    help("verify", false),
-		Example: help("verify", true),
-		Args:    exactArgs(1, "one RUN id or bundle DIR"),
+		Long:    cmdutil.Help(helpVerify, false),
+		Example: cmdutil.Help(helpVerify, true),
+		Args:    cmdutil.ExactArgs(1, "one RUN id or bundle DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Run = args[0]
 			if runF != nil {
@@ -38,7 +39,7 @@ func newCmdVerify(f *Factory, runF func(context.Context, *verifyOptions) error) 
 			return runVerify(opts)
 		},
 	}
-	dataDirFlag(cmd, &opts.DataDir)
+	cmdutil.DataDirFlag(cmd, &opts.DataDir)
 	cmd.Flags().StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values to look for (mode 0600)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
@@ -49,7 +50,7 @@ func runVerify(o *verifyOptions) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = filepath.Join(launch.DataDir(o.DataDir, o.Env), "runs", o.Run)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return flagErrorf("RUN %q: no such run under %s and no such directory", o.Run, filepath.Dir(dir))
+			return cmdutil.FlagErrorf("RUN %q: no such run under %s and no such directory", o.Run, filepath.Dir(dir))
 		}
 	}
 	file, err := secret.NewStore(func(string) string { return "" }, o.SecretsFile)
@@ -58,7 +59,7 @@ func runVerify(o *verifyOptions) error {
 	}
 	rep := evidence.Verify(dir, append(secret.EnvValues(), file.Values()...))
 	if o.JSON {
-		err = writeJSON(o.IO.Out, rep)
+		err = cmdutil.WriteJSON(o.IO.Out, rep)
 	} else {
 		fmt.Fprintf(o.IO.Out, "%s  share_ready: %v  chain: %v  manifest: %v  events: %d\n", dir, rep.ShareReady, rep.ChainOK, rep.ManifestOK, rep.Events)
 		for _, r := range rep.Reasons {
@@ -66,7 +67,7 @@ func runVerify(o *verifyOptions) error {
 		}
 	}
 	if err == nil && !rep.ShareReady {
-		return &ExitError{Code: 1}
+		return &cmdutil.ExitError{Code: 1}
 	}
 	return err
 }

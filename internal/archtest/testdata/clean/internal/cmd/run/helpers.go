@@ -1,4 +1,4 @@
-package cli
+package run
 
 import "example.com/clean/internal/domain"
 

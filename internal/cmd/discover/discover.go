@@ -1,4 +1,4 @@
-package cli
+package discovercmd
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/agent"
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/model"
@@ -23,7 +24,7 @@ import (
 
 // discoverOptions binds the flags straight into the run they configure.
 type discoverOptions struct {
-	IO  *IOStreams
+	IO  *cmdutil.IOStreams
 	Env func(string) string
 
 	Agent                                  agent.Config    // --goal, --target, --autonomy, budgets, --data-dir
@@ -36,14 +37,14 @@ type discoverOptions struct {
 	JSON, NoEval                           bool
 }
 
-func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
+func NewCmdDiscover(f *cmdutil.Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
 	opts := &discoverOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:     "discover",
 		Short:   "Explore a workflow once with a model, compile it into a capability, and replay it",
-		Long:    help("discover", false),
-		Example: help("discover", true),
-		Args:    exactArgs(0, "no arguments (use --goal)"),
+		Long:    cmdutil.Help(helpDiscover, false),
+		Example: cmdutil.Help(helpDiscover, true),
+		Args:    cmdutil.ExactArgs(0, "no arguments (use --goal)"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.validate(); err != nil {
 				return err
@@ -74,7 +75,7 @@ func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) err
 	fl.StringVar(&opts.Surface, "surface", "web", "web (Chromium) or state (the application's HTTP automation contract)")
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
-	dataDirFlag(cmd, &a.DataDir)
+	cmdutil.DataDirFlag(cmd, &a.DataDir)
 	fl.StringVar(&p.ID, "id", "", "id of the compiled capability (default derived from the goal)")
 	fl.StringVar(&p.Version, "version", "", "version of the compiled capability (default 0.1.0)")
 	fl.StringVar(&p.LibraryDir, "library", "", "directory of capabilities the eval replay may call")
@@ -91,32 +92,32 @@ func (o *discoverOptions) validate() error {
 	a, b := &o.Agent, o.Agent.Budget
 	switch {
 	case strings.TrimSpace(a.Goal) == "":
-		return flagErrorf("--goal is required")
+		return cmdutil.FlagErrorf("--goal is required")
 	case a.BaseURL == "":
-		return flagErrorf("--target is required")
+		return cmdutil.FlagErrorf("--target is required")
 	case o.Params.Out == "":
-		return flagErrorf("--out is required")
+		return cmdutil.FlagErrorf("--out is required")
 	case o.Record != "" && o.Cassette != "":
-		return flagErrorf("--record and --cassette cannot be combined")
+		return cmdutil.FlagErrorf("--record and --cassette cannot be combined")
 	case a.Autonomy < 0 || a.Autonomy > 3:
-		return flagErrorf("--autonomy %d: want 0-3", a.Autonomy)
+		return cmdutil.FlagErrorf("--autonomy %d: want 0-3", a.Autonomy)
 	case b.MaxSteps <= 0:
-		return flagErrorf("--max-steps must be positive")
+		return cmdutil.FlagErrorf("--max-steps must be positive")
 	case b.MaxTokens < 0 || b.MaxCost < 0 || b.Deadline < 0:
-		return flagErrorf("budgets cannot be negative")
+		return cmdutil.FlagErrorf("budgets cannot be negative")
 	case a.Sovereign && (b.Deadline <= 0 || b.MaxTokens <= 0):
 		// No model is priced here, so a cost budget could not bind.
-		return flagErrorf("--sovereign needs --deadline and --max-tokens")
+		return cmdutil.FlagErrorf("--sovereign needs --deadline and --max-tokens")
 	case o.Surface != "web" && o.Surface != "state":
-		return flagErrorf("--surface %q: want web or state", o.Surface)
+		return cmdutil.FlagErrorf("--surface %q: want web or state", o.Surface)
 	}
-	if err := httpURL("--target", a.BaseURL); err != nil {
+	if err := cmdutil.HTTPURL("--target", a.BaseURL); err != nil {
 		return err
 	}
 	for _, s := range o.Grants {
 		g, err := policy.ParseGrant(s)
 		if err != nil {
-			return flagErrorf("--grant: %v", err)
+			return cmdutil.FlagErrorf("--grant: %v", err)
 		}
 		a.Grants = append(a.Grants, g)
 	}
@@ -140,7 +141,7 @@ func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
 	m, err := launch.Model(launch.ModelSpec{Spec: o.Model, Getenv: o.Env, LLMBase: o.LLMBase,
 		Cassette: o.Cassette, Record: o.Record, Redact: red.String})
 	if errors.Is(err, launch.ErrModelSpec) {
-		return nil, flagErrorf("--model: %v", err)
+		return nil, cmdutil.FlagErrorf("--model: %v", err)
 	}
 	return m, err
 }
@@ -148,7 +149,7 @@ func (o *discoverOptions) newModel(red *redact.Redactor) (model.Model, error) {
 func runDiscover(ctx context.Context, o *discoverOptions) error {
 	red := redact.New()
 	a, p := o.Agent, o.Params
-	a.Redactor, a.Logger, a.RunID, a.Frameless = red, newLogger(o.IO.ErrOut, red), pipeline.NewRunID(), o.Surface == "state"
+	a.Redactor, a.Logger, a.RunID, a.Frameless = red, cmdutil.NewLogger(o.IO.ErrOut, red), pipeline.NewRunID(), o.Surface == "state"
 	a.Approver, a.Progress = agent.TerminalApprover(o.IO.In, o.IO.ErrOut), o.progress(red)
 	var err error
 	if a.Model, err = o.newModel(red); err != nil {
@@ -171,15 +172,15 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 		return err
 	}
 	if o.JSON {
-		err = writeJSON(o.IO.Out, struct {
+		err = cmdutil.WriteJSON(o.IO.Out, struct {
 			SchemaVersion int `json:"schema_version"`
 			*pipeline.Result
-		}{JSONSchemaVersion, out})
+		}{cmdutil.JSONSchemaVersion, out})
 	} else {
 		report.Discovery(o.IO.Out, out)
 	}
 	if code := out.ExitCode(); err == nil && code != 0 {
-		return &ExitError{Code: code}
+		return &cmdutil.ExitError{Code: code}
 	}
 	return err
 }

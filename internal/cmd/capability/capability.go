@@ -1,4 +1,4 @@
-package cli
+package capabilitycmd
 
 import (
 	"context"
@@ -8,24 +8,25 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/report"
 )
 
-func newCmdCapability(f *Factory) *cobra.Command {
+func NewCmdCapability(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capability",
 		Short: "Validate, hash and seal capability files",
 	}
-	cmd.AddCommand(newCmdCapabilityValidate(f, nil))
-	cmd.AddCommand(newCmdCapabilityHash(f, nil))
-	cmd.AddCommand(newCmdCapabilitySeal(f, nil))
+	cmd.AddCommand(NewCmdCapabilityValidate(f, nil))
+	cmd.AddCommand(NewCmdCapabilityHash(f, nil))
+	cmd.AddCommand(NewCmdCapabilitySeal(f, nil))
 	return cmd
 }
 
 // capOptions are the options of every capability subcommand.
 type capOptions struct {
-	IO      *IOStreams
+	IO      *cmdutil.IOStreams
 	Files   []string
 	JSON    bool
 	Library string
@@ -36,7 +37,7 @@ type capOptions struct {
 func newCapCmd(opts *capOptions, cmd *cobra.Command, run, runF func(*capOptions) error) *cobra.Command {
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		if len(args) == 0 {
-			return flagErrorf("expected at least one FILE")
+			return cmdutil.FlagErrorf("expected at least one FILE")
 		}
 		opts.Files, opts.ctx = args, c.Context()
 		if runF != nil {
@@ -48,12 +49,12 @@ func newCapCmd(opts *capOptions, cmd *cobra.Command, run, runF func(*capOptions)
 	return cmd
 }
 
-func newCmdCapabilityValidate(f *Factory, runF func(*capOptions) error) *cobra.Command {
+func NewCmdCapabilityValidate(f *cmdutil.Factory, runF func(*capOptions) error) *cobra.Command {
 	cmd := newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
 		Use:     "validate FILE...",
 		Short:   "Validate capability files against the schema, the semantic rules and their content hash",
-		Long:    help("validate", false),
-		Example: help("validate", true),
+		Long:    cmdutil.Help(helpValidate, false),
+		Example: cmdutil.Help(helpValidate, true),
 	}, runCapabilityValidate, runF)
 	cmd.Flags().Lookup("json").Usage = "print results as JSON"
 	return cmd
@@ -80,23 +81,23 @@ func runCapabilityValidate(opts *capOptions) error {
 		}
 	}
 	if opts.JSON {
-		if err := writeJSON(opts.IO.Out, map[string]any{"schema_version": JSONSchemaVersion, "results": results}); err != nil {
+		if err := cmdutil.WriteJSON(opts.IO.Out, map[string]any{"schema_version": cmdutil.JSONSchemaVersion, "results": results}); err != nil {
 			return err
 		}
 	}
 	if bad > 0 {
-		return &silentError{err: fmt.Errorf("%d of %d capability files invalid", bad, len(opts.Files))}
+		return &cmdutil.SilentError{Err: fmt.Errorf("%d of %d capability files invalid", bad, len(opts.Files))}
 	}
 	return nil
 }
 
-func newCmdCapabilityHash(f *Factory, runF func(*capOptions) error) *cobra.Command {
+func NewCmdCapabilityHash(f *cmdutil.Factory, runF func(*capOptions) error) *cobra.Command {
 	return newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
 		Use:     "hash FILE",
 		Short:   "Print the content hash of a capability file",
-		Long:    help("hash", false),
-		Example: help("hash", true),
-		Args:    exactArgs(1, "one FILE"),
+		Long:    cmdutil.Help(helpHash, false),
+		Example: cmdutil.Help(helpHash, true),
+		Args:    cmdutil.ExactArgs(1, "one FILE"),
 	}, runCapabilityHash, runF)
 }
 
@@ -106,8 +107,8 @@ func runCapabilityHash(opts *capOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, map[string]any{
-			"schema_version": JSONSchemaVersion, "file": opts.Files[0],
+		return cmdutil.WriteJSON(opts.IO.Out, map[string]any{
+			"schema_version": cmdutil.JSONSchemaVersion, "file": opts.Files[0],
 			"capability": l.Capability.Ref(), "content_hash": l.Hash, "sealed": l.Sealed,
 		})
 	}
@@ -115,14 +116,14 @@ func runCapabilityHash(opts *capOptions) error {
 	return err
 }
 
-func newCmdCapabilitySeal(f *Factory, runF func(*capOptions) error) *cobra.Command {
+func NewCmdCapabilitySeal(f *cmdutil.Factory, runF func(*capOptions) error) *cobra.Command {
 	opts := &capOptions{IO: f.IO}
 	cmd := newCapCmd(opts, &cobra.Command{
 		Use:     "seal FILE",
 		Short:   "Write the content hash into a draft capability, atomically",
-		Long:    help("seal", false),
-		Example: help("seal", true),
-		Args:    exactArgs(1, "one FILE"),
+		Long:    cmdutil.Help(helpSeal, false),
+		Example: cmdutil.Help(helpSeal, true),
+		Args:    cmdutil.ExactArgs(1, "one FILE"),
 	}, runCapabilitySeal, runF)
 	cmd.Flags().StringVar(&opts.Library, "library", "", "directory of the capabilities this one calls, whose content hashes are pinned (default: the file's directory)")
 	return cmd
@@ -138,7 +139,7 @@ func runCapabilitySeal(opts *capOptions) error {
 		return err
 	}
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, map[string]any{"schema_version": JSONSchemaVersion, "file": file, "content_hash": h})
+		return cmdutil.WriteJSON(opts.IO.Out, map[string]any{"schema_version": cmdutil.JSONSchemaVersion, "file": file, "content_hash": h})
 	}
 	_, err = fmt.Fprintf(opts.IO.Out, "sealed %s %s\n", file, h)
 	return err

@@ -1,25 +1,23 @@
-package cli
+package versioncmd
 
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/report"
 )
 
-// version is set at build time with -ldflags "-X github.com/cuahq/cua/internal/cli.version=v1.2.3".
-var version = ""
-
 type versionOptions struct {
-	IO   *IOStreams
+	IO   *cmdutil.IOStreams
 	JSON bool
 }
 
-func newCmdVersion(f *Factory, runF func(*versionOptions) error) *cobra.Command {
+func NewCmdVersion(f *cmdutil.Factory, runF func(*versionOptions) error) *cobra.Command {
 	opts := &versionOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the cua version",
-		Args:  exactArgs(0, "no arguments"),
+		Args:  cmdutil.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if runF != nil {
 				return runF(opts)
@@ -31,13 +29,10 @@ func newCmdVersion(f *Factory, runF func(*versionOptions) error) *cobra.Command 
 	return cmd
 }
 
-// Version returns the build's version string.
-func Version() string { return report.BuildVersion(version) }
-
 func runVersion(opts *versionOptions) error {
-	v := report.Version(Version(), JSONSchemaVersion)
+	v := report.Version(cmdutil.Version(), cmdutil.JSONSchemaVersion)
 	if opts.JSON {
-		return writeJSON(opts.IO.Out, v)
+		return cmdutil.WriteJSON(opts.IO.Out, v)
 	}
 	return v.Line(opts.IO.Out)
 }

@@ -1,4 +1,4 @@
-package cli
+package replaycmd
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
@@ -20,7 +21,7 @@ import (
 
 // replayOptions binds the flags straight into the run they configure.
 type replayOptions struct {
-	IO  *IOStreams
+	IO  *cmdutil.IOStreams
 	Env func(string) string
 
 	File                      string
@@ -37,14 +38,14 @@ type replayOptions struct {
 	st                        store.Store
 }
 
-func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
+func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
 	opts := &replayOptions{IO: f.IO, Env: f.Getenv, Store: launch.StoreOptions{Getenv: f.Getenv}}
 	cmd := &cobra.Command{
 		Use:     "replay FILE|ID[@VERSION]",
 		Short:   "Replay a sealed capability in Chromium, with no model in the loop",
-		Long:    help("replay", false),
-		Example: help("replay", true),
-		Args:    exactArgs(1, "one capability FILE or catalog ID[@VERSION]"),
+		Long:    cmdutil.Help(helpReplay, false),
+		Example: cmdutil.Help(helpReplay, true),
+		Args:    cmdutil.ExactArgs(1, "one capability FILE or catalog ID[@VERSION]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			if err := opts.validate(cmd.Context()); err != nil {
@@ -64,7 +65,7 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 	fl.StringArrayVar(&r.ReleasedGates, "release-gate", nil, "release the gate before step ID (repeatable)")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
 	fl.BoolVar(&opts.JSON, "json", false, "print the run record as JSON")
-	dataDirFlag(cmd, &r.DataDir)
+	cmdutil.DataDirFlag(cmd, &r.DataDir)
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&opts.Launch.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
@@ -72,7 +73,7 @@ func newCmdReplay(f *Factory, runF func(context.Context, *replayOptions) error) 
 	fl.BoolVar(&opts.Gate.Unattended, "unattended", false, "require a catalog approval covering the inputs (refused before the browser starts)")
 	fl.BoolVar(&opts.Gate.Eval, "eval", false, "record the run as an eval replay (counted by catalog approve --from-eval)")
 	fl.StringVar(&opts.Gate.IdempotencyKey, "idempotency-key", "", "a second run with this key returns the first run's record")
-	storeFlags(cmd, &opts.Store, false)
+	cmdutil.StoreFlags(cmd, &opts.Store, false)
 	return cmd
 }
 
@@ -87,10 +88,10 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	}
 	r := &o.Run
 	r.Capability = l
-	if r.Inputs, err = pairsFlag("--input", o.Inputs); err != nil {
+	if r.Inputs, err = cmdutil.PairsFlag("--input", o.Inputs); err != nil {
 		return err
 	}
-	if err := httpURL("--base-url", r.BaseURL); err != nil {
+	if err := cmdutil.HTTPURL("--base-url", r.BaseURL); err != nil {
 		return err
 	}
 	r.DataDir = launch.DataDir(r.DataDir, o.Env)
@@ -104,7 +105,7 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	}
 	for _, g := range r.ReleasedGates {
 		if st := l.Capability.Step(g); st == nil || !st.Gate {
-			return flagErrorf("--release-gate %q: no gated step with that id", g)
+			return cmdutil.FlagErrorf("--release-gate %q: no gated step with that id", g)
 		}
 	}
 	r.Secrets, err = secret.NewStore(o.Env, o.SecretsFile)
@@ -118,7 +119,7 @@ func (o *replayOptions) load(ctx context.Context) (l *capability.Loaded, err err
 		return capability.LoadContext(ctx, o.File)
 	}
 	o.Store.DataDir = o.Run.DataDir
-	if o.cat, o.st, err = openCatalog(ctx, o.Store); err != nil {
+	if o.cat, o.st, err = cmdutil.OpenCatalog(ctx, o.Store); err != nil {
 		return nil, err
 	}
 	if catalog.IsFile(o.File) {
@@ -137,7 +138,7 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	}
 	red := redact.New()
 	r, lo, c := o.Run, o.Launch, o.Run.Capability.Capability
-	r.Redactor, r.Logger, r.RunID = red, newLogger(o.IO.ErrOut, red), pipeline.NewRunID()
+	r.Redactor, r.Logger, r.RunID = red, cmdutil.NewLogger(o.IO.ErrOut, red), pipeline.NewRunID()
 	lo.Kind, lo.BaseURL, lo.AllowedDomains, lo.Logger = c.Surface, r.BaseURL, c.Policy.AllowedDomains, r.Logger
 	l := launch.New(lo)
 	defer l.Close()
@@ -147,12 +148,12 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 		return err
 	}
 	if o.JSON {
-		err = writeJSON(o.IO.Out, rec)
+		err = cmdutil.WriteJSON(o.IO.Out, rec)
 	} else {
 		report.Summary(o.IO.Out, rec)
 	}
 	if err == nil && rec.ExitCode != 0 {
-		return &ExitError{Code: rec.ExitCode}
+		return &cmdutil.ExitError{Code: rec.ExitCode}
 	}
 	return err
 }

@@ -1,4 +1,4 @@
-package cli
+package secretscmd
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/secret"
 )
 
@@ -13,25 +14,25 @@ import (
 const DefaultScanAllowFile = secret.DefaultAllowFile
 
 type scanOptions struct {
-	IO          *IOStreams
+	IO          *cmdutil.IOStreams
 	Paths       []string
 	SecretsFile string
 	AllowFile   string
 }
 
-func newCmdSecrets(f *Factory) *cobra.Command {
+func NewCmdSecrets(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "secrets", Short: "Check files for secrets"}
-	cmd.AddCommand(newCmdSecretsScan(f, nil))
+	cmd.AddCommand(NewCmdSecretsScan(f, nil))
 	return cmd
 }
 
-func newCmdSecretsScan(f *Factory, runF func(context.Context, *scanOptions) error) *cobra.Command {
+func NewCmdSecretsScan(f *cmdutil.Factory, runF func(context.Context, *scanOptions) error) *cobra.Command {
 	opts := &scanOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:     "scan [PATH...]",
 		Short:   "Fail on key-shaped strings and registered secrets in files",
-		Long:    help("scan", false),
-		Example: help("scan", true),
+		Long:    cmdutil.Help(helpScan, false),
+		Example: cmdutil.Help(helpScan, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			if len(opts.Paths) == 0 {
@@ -53,7 +54,7 @@ func runSecretsScan(ctx context.Context, o *scanOptions) error {
 		func(f secret.Finding) { fmt.Fprintf(o.IO.Out, "%s:%d: %s\n", f.Path, f.Line, f.Kind) })
 	if err == nil && n > 0 {
 		fmt.Fprintf(o.IO.ErrOut, "secrets scan: %d finding(s); remove them, or list a deliberate fixture in %s\n", n, o.AllowFile)
-		return &ExitError{Code: 1}
+		return &cmdutil.ExitError{Code: 1}
 	}
 	return err
 }

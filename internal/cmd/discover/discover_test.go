@@ -1,9 +1,11 @@
-package cli
+package discovercmd
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/cuahq/cua/internal/cmdutil"
 )
 
 // TestDiscoverFlags checks that discover's flags bind into the run they
@@ -12,7 +14,7 @@ import (
 func TestDiscoverFlags(t *testing.T) {
 	t.Parallel()
 	base := []string{"--goal", "look up a member", "--target", "http://127.0.0.1:8811", "--out", "caps"}
-	cassette := []string{"--cassette", "../../examples/cassettes/savings_balance.json"}
+	cassette := []string{"--cassette", "../../../examples/cassettes/savings_balance.json"}
 	tests := []struct {
 		name    string
 		args    []string
@@ -40,12 +42,12 @@ func TestDiscoverFlags(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			b := setup(t)
+			f, out, errOut := cmdutil.TestFactory(nil)
 			var got *discoverOptions
-			cmd := newCmdDiscover(b.factory(), func(_ context.Context, o *discoverOptions) error { got = o; return nil })
+			cmd := NewCmdDiscover(f, func(_ context.Context, o *discoverOptions) error { got = o; return nil })
 			cmd.SetArgs(tt.args)
-			cmd.SetOut(b.out)
-			cmd.SetErr(b.errOut)
+			cmd.SetOut(out)
+			cmd.SetErr(errOut)
 			cmd.SilenceUsage, cmd.SilenceErrors = true, true
 			err := cmd.ExecuteContext(context.Background())
 			if tt.wantErr != "" {

@@ -1,4 +1,4 @@
-package cli
+package mockappcmd
 
 import (
 	"fmt"
@@ -7,35 +7,36 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/mockapp"
 )
 
 type mockappOptions struct {
-	IO          *IOStreams
+	IO          *cmdutil.IOStreams
 	Addr        string
 	Variant     string
 	AllowRemote bool
 }
 
-func newCmdMockapp(f *Factory, runF func(*cobra.Command, *mockappOptions) error) *cobra.Command {
+func NewCmdMockapp(f *cmdutil.Factory, runF func(*cobra.Command, *mockappOptions) error) *cobra.Command {
 	opts := &mockappOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:     "mockapp",
 		Short:   "Serve MemberDesk, the hostile back-office app used by the demo and tests",
-		Long:    help("mockapp", false),
-		Example: help("mockapp", true),
-		Args:    exactArgs(0, "no arguments"),
+		Long:    cmdutil.Help(helpMockapp, false),
+		Example: cmdutil.Help(helpMockapp, true),
+		Args:    cmdutil.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
-				return flagErrorf("--addr %q: %v", opts.Addr, err)
+				return cmdutil.FlagErrorf("--addr %q: %v", opts.Addr, err)
 			}
 			if !opts.AllowRemote && !mockapp.IsLoopbackAddr(opts.Addr) {
-				return flagErrorf("--addr %q is not a loopback address; pass --allow-remote to serve MemberDesk (and its unauthenticated control API) beyond this machine", opts.Addr)
+				return cmdutil.FlagErrorf("--addr %q is not a loopback address; pass --allow-remote to serve MemberDesk (and its unauthenticated control API) beyond this machine", opts.Addr)
 			}
 			switch opts.Variant {
 			case "a", "b", "c":
 			default:
-				return flagErrorf("--variant %q: want a, b or c", opts.Variant)
+				return cmdutil.FlagErrorf("--variant %q: want a, b or c", opts.Variant)
 			}
 			if runF != nil {
 				return runF(cmd, opts)

@@ -1,4 +1,4 @@
-package cli
+package democmd
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/demo"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/redact"
 )
 
 type demoOptions struct {
-	IO       *IOStreams
+	IO       *cmdutil.IOStreams
 	Env      func(string) string
 	Dir      string
 	Cassette string
@@ -22,13 +23,13 @@ type demoOptions struct {
 	JSON     bool
 }
 
-func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
+func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
 	opts := &demoOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run the verified story against the mock back office, stage by stage",
-		Long:  help("demo", false),
-		Args:  exactArgs(0, "no arguments"),
+		Long:  cmdutil.Help(helpDemo, false),
+		Args:  cmdutil.ExactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.DataDir = launch.DataDir(opts.DataDir, opts.Env)
 			if runF != nil {
@@ -39,7 +40,7 @@ func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cob
 	}
 	cmd.Flags().StringVar(&opts.Dir, "capabilities", "examples/capabilities", "directory of the reference capabilities")
 	cmd.Flags().StringVar(&opts.Cassette, "cassette", "examples/cassettes/savings_balance.json", "recorded discovery of the savings-balance goal")
-	dataDirFlag(cmd, &opts.DataDir)
+	cmdutil.DataDirFlag(cmd, &opts.DataDir)
 	cmd.Flags().StringVar(&opts.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stages as JSON")
 	return cmd
@@ -50,7 +51,7 @@ func runDemo(ctx context.Context, o *demoOptions) error {
 	line := "%-3v %-36s %-5s %-17s %6v  %s\n"
 	rep, err := demo.Run(ctx, demo.Config{
 		Capabilities: o.Dir, DataDir: o.DataDir, Browser: o.Browser, Cassette: o.Cassette,
-		Discoverer: demo.Pipeline, Redactor: red, Logger: newLogger(o.IO.ErrOut, red),
+		Discoverer: demo.Pipeline, Redactor: red, Logger: cmdutil.NewLogger(o.IO.ErrOut, red),
 		OnStart: func(url string) {
 			if !o.JSON {
 				fmt.Fprintf(o.IO.Out, "MemberDesk on %s; evidence under %s\n", url, filepath.Join(o.DataDir, "runs"))
@@ -67,14 +68,14 @@ func runDemo(ctx context.Context, o *demoOptions) error {
 	case err != nil:
 		return err
 	case o.JSON:
-		err = writeJSON(o.IO.Out, map[string]any{"schema_version": JSONSchemaVersion, "stages": rep.Stages, "passed": rep.Passed()})
+		err = cmdutil.WriteJSON(o.IO.Out, map[string]any{"schema_version": cmdutil.JSONSchemaVersion, "stages": rep.Stages, "passed": rep.Passed()})
 	case rep.Passed():
 		fmt.Fprintf(o.IO.Out, "verdict: PASS (%d of %d stages behaved as declared)\n", len(rep.Stages), len(rep.Stages))
 	default:
 		fmt.Fprintf(o.IO.Out, "verdict: FAIL (%d of %d stages misbehaved)\n", rep.Failed, len(rep.Stages))
 	}
 	if err == nil && !rep.Passed() {
-		err = &ExitError{Code: 1}
+		err = &cmdutil.ExitError{Code: 1}
 	}
 	return err
 }

@@ -1,58 +1,22 @@
-package cli
+package catalogcmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
-	"github.com/cuahq/cua/internal/launch"
-	"github.com/cuahq/cua/internal/store"
+	"github.com/cuahq/cua/internal/cmdutil"
 )
 
-// storeFlags binds --db and, with dataDir, --data-dir into o.
-func storeFlags(cmd *cobra.Command, o *launch.StoreOptions, dataDir bool) {
-	cmd.Flags().StringVar(&o.DB, "db", "", "PostgreSQL URL (default $CUA_DB, else SQLite at <data-dir>/cua.db)")
-	if dataDir {
-		dataDirFlag(cmd, &o.DataDir)
-	}
-}
-
-// openCatalog opens the store o locates and the catalog over it; close the
-// store after use.
-func openCatalog(ctx context.Context, o launch.StoreOptions) (*catalog.Catalog, store.Store, error) {
-	cat, st, err := launch.Catalog(ctx, o)
-	if errors.Is(err, launch.ErrDBSpec) {
-		return nil, nil, flagErrorf("--db: %v", err)
-	}
-	return cat, st, err
-}
-
-// catCmd builds a subcommand that opens the catalog and calls run.
-func catCmd(f *Factory, use, short string, args cobra.PositionalArgs, run func(context.Context, *catalog.Catalog, []string) error) *cobra.Command {
-	db := &launch.StoreOptions{Getenv: f.Getenv}
-	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, a []string) error {
-		cat, st, err := openCatalog(c.Context(), *db)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		return run(c.Context(), cat, a)
-	}}
-	storeFlags(cmd, db, true)
-	return cmd
-}
-
-func newCmdCatalog(f *Factory) *cobra.Command {
+func NewCmdCatalog(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{Use: "catalog", Short: "Add, inspect, diff and approve capability versions in the store",
-		Long: help("catalog", false), Example: help("catalog", true)}
+		Long: cmdutil.Help(helpCatalog, false), Example: cmdutil.Help(helpCatalog, true)}
 	out := f.IO.Out
-	cmd.AddCommand(catCmd(f, "add FILE...", "Add sealed capability files (id@version is immutable)", cobra.MinimumNArgs(1),
+	cmd.AddCommand(cmdutil.CatalogCmd(f, "add FILE...", "Add sealed capability files (id@version is immutable)", cobra.MinimumNArgs(1),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			for _, file := range args {
 				r, err := cat.AddFile(ctx, file)
@@ -63,17 +27,17 @@ func newCmdCatalog(f *Factory) *cobra.Command {
 			}
 			return nil
 		}))
-	cmd.AddCommand(catCmd(f, "list [ID]", "List stored versions", cobra.MaximumNArgs(1),
+	cmd.AddCommand(cmdutil.CatalogCmd(f, "list [ID]", "List stored versions", cobra.MaximumNArgs(1),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			vs, err := cat.List(ctx, strings.Join(args, ""))
-			return write(out, vs, err, catalog.WriteVersions)
+			return cmdutil.Write(out, vs, err, catalog.WriteVersions)
 		}))
-	cmd.AddCommand(catCmd(f, "show REF", "Show a version's integrity, approvals and last runs", exactArgs(1, "one REF"),
+	cmd.AddCommand(cmdutil.CatalogCmd(f, "show REF", "Show a version's integrity, approvals and last runs", cmdutil.ExactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			d, err := cat.Show(ctx, args[0])
-			return write(out, d, err, catalog.WriteDetail)
+			return cmdutil.Write(out, d, err, catalog.WriteDetail)
 		}))
-	cmd.AddCommand(catCmd(f, "diff A B", "Semantic difference between two versions", exactArgs(2, "two REFs"),
+	cmd.AddCommand(cmdutil.CatalogCmd(f, "diff A B", "Semantic difference between two versions", cmdutil.ExactArgs(2, "two REFs"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			cs, err := cat.DiffRefs(ctx, args[0], args[1])
 			for _, c := range cs {
@@ -81,49 +45,41 @@ func newCmdCatalog(f *Factory) *cobra.Command {
 			}
 			return err
 		}))
-	cmd.AddCommand(catCmd(f, "revoke ID", "Revoke an approval", exactArgs(1, "one approval ID"),
+	cmd.AddCommand(cmdutil.CatalogCmd(f, "revoke ID", "Revoke an approval", cmdutil.ExactArgs(1, "one approval ID"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Revoke(ctx, args[0])
-			return write(out, a, err, catalog.WriteRevoked)
+			return cmdutil.Write(out, a, err, catalog.WriteRevoked)
 		}))
-	cmd.AddCommand(newCmdCatalogApprove(f), newCmdCatalogOverlay(f))
+	cmd.AddCommand(NewCmdCatalogApprove(f), NewCmdCatalogOverlay(f))
 	return cmd
 }
 
-// write prints v with print, unless err is set.
-func write[T any](w io.Writer, v T, err error, print func(io.Writer, T) error) error {
-	if err != nil {
-		return err
-	}
-	return print(w, v)
-}
-
-func newCmdCatalogApprove(f *Factory) *cobra.Command {
+func NewCmdCatalogApprove(f *cmdutil.Factory) *cobra.Command {
 	var p catalog.ApproveParams
 	var maxes, allowed, patterns, inputs []string
 	var expires, schemaFile string
-	cmd := catCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", exactArgs(1, "one REF"),
+	cmd := cmdutil.CatalogCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", cmdutil.ExactArgs(1, "one REF"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			a, err := cat.Approve(ctx, args[0], p)
-			return write(f.IO.Out, a, err, catalog.WriteApproved)
+			return cmdutil.Write(f.IO.Out, a, err, catalog.WriteApproved)
 		})
 	cmd.PreRunE = func(*cobra.Command, []string) (err error) {
-		if p.Max, err = pairsFlag("--max", maxes); err != nil {
+		if p.Max, err = cmdutil.PairsFlag("--max", maxes); err != nil {
 			return err
 		}
-		if p.Pattern, err = pairsFlag("--pattern", patterns); err != nil {
+		if p.Pattern, err = cmdutil.PairsFlag("--pattern", patterns); err != nil {
 			return err
 		}
-		if p.Inputs, err = pairsFlag("--input", inputs); err != nil {
+		if p.Inputs, err = cmdutil.PairsFlag("--input", inputs); err != nil {
 			return err
 		}
-		al, err := pairsFlag("--allowed", allowed)
+		al, err := cmdutil.PairsFlag("--allowed", allowed)
 		if err != nil {
 			return err
 		}
 		p.Allowed = catalog.SplitAllowed(al)
 		if p.Expires, err = catalog.ParseExpiry(expires); err != nil {
-			return flagErrorf("--expires %v", err)
+			return cmdutil.FlagErrorf("--expires %v", err)
 		}
 		if schemaFile != "" {
 			if p.InputsSchema, err = capability.ReadBounded(schemaFile, capability.MaxApprovalSize); err != nil {
@@ -146,23 +102,23 @@ func newCmdCatalogApprove(f *Factory) *cobra.Command {
 	return cmd
 }
 
-func newCmdCatalogOverlay(f *Factory) *cobra.Command {
+func NewCmdCatalogOverlay(f *cmdutil.Factory) *cobra.Command {
 	var o catalog.Overlay
 	var sets, targets []string
-	cmd := catCmd(f, "overlay BASE", "Add a tenant's overlay of a version as a version of its own", exactArgs(1, "one BASE ref"),
+	cmd := cmdutil.CatalogCmd(f, "overlay BASE", "Add a tenant's overlay of a version as a version of its own", cmdutil.ExactArgs(1, "one BASE ref"),
 		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
 			r, err := cat.AddOverlay(ctx, args[0], o)
-			return write(f.IO.Out, r, err, catalog.WriteAdded)
+			return cmdutil.Write(f.IO.Out, r, err, catalog.WriteAdded)
 		})
 	cmd.PreRunE = func(*cobra.Command, []string) error {
-		set, err := pairsFlag("--set", sets)
+		set, err := cmdutil.PairsFlag("--set", sets)
 		if err != nil {
 			return err
 		}
 		if err := o.SetFields(set); err != nil {
-			return flagErrorf("--set %v", err)
+			return cmdutil.FlagErrorf("--set %v", err)
 		}
-		o.Targets, err = pairsFlag("--target", targets)
+		o.Targets, err = cmdutil.PairsFlag("--target", targets)
 		return err
 	}
 	cmd.Flags().StringVar(&o.Tenant, "tenant", "", "tenant name (becomes the version's build metadata)")

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	capabilitycmd "github.com/cuahq/cua/internal/cmd/capability"
+	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
+	democmd "github.com/cuahq/cua/internal/cmd/demo"
+	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
+	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
+	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
+	runscmd "github.com/cuahq/cua/internal/cmd/runs"
+	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
+	verifycmd "github.com/cuahq/cua/internal/cmd/verify"
+	versioncmd "github.com/cuahq/cua/internal/cmd/version"
+	"github.com/cuahq/cua/internal/cmdutil"
+)
+
+// NewRootCmd builds the command tree: one line per command package.
+func NewRootCmd(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cua",
+		Short:         "Compile a UI workflow once, replay it deterministically with no model",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.FlagError{Err: err} })
+	root.AddCommand(versioncmd.NewCmdVersion(f, nil))
+	root.AddCommand(capabilitycmd.NewCmdCapability(f))
+	root.AddCommand(mockappcmd.NewCmdMockapp(f, nil))
+	root.AddCommand(replaycmd.NewCmdReplay(f, nil))
+	root.AddCommand(democmd.NewCmdDemo(f, nil))
+	root.AddCommand(discovercmd.NewCmdDiscover(f, nil))
+	root.AddCommand(secretscmd.NewCmdSecrets(f))
+	root.AddCommand(catalogcmd.NewCmdCatalog(f))
+	root.AddCommand(runscmd.NewCmdRuns(f))
+	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	return root
+}

@@ -1,0 +1,6 @@
+package catalogcmd
+
+import _ "embed"
+
+//go:embed catalog.txt
+var helpCatalog string

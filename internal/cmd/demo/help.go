@@ -1,0 +1,6 @@
+package democmd
+
+import _ "embed"
+
+//go:embed demo.txt
+var helpDemo string

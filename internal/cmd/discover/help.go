@@ -1,0 +1,6 @@
+package discovercmd
+
+import _ "embed"
+
+//go:embed discover.txt
+var helpDiscover string

@@ -1,0 +1,6 @@
+package mockappcmd
+
+import _ "embed"
+
+//go:embed mockapp.txt
+var helpMockapp string

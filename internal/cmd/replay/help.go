@@ -1,0 +1,6 @@
+package replaycmd
+
+import _ "embed"
+
+//go:embed replay.txt
+var helpReplay string

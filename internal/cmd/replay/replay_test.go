@@ -1,0 +1,71 @@
+package replaycmd
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cuahq/cua/internal/cmdutil"
+)
+
+const examples = "../../../examples/capabilities"
+
+// TestReplayFlags checks flag parsing and validation apart from running.
+func TestReplayFlags(t *testing.T) {
+	t.Parallel()
+	capFile := filepath.Join(examples, "memberdesk.savings_balance.yaml")
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, o *replayOptions)
+	}{
+		{name: "defaults", args: []string{capFile, "-i", "member_id=12345"}, check: func(t *testing.T, o *replayOptions) {
+			if o.Run.DataDir != ".cua" || o.Run.BaseURL != "http://127.0.0.1:8811" || o.LibraryDir != examples || o.Run.Inputs["member_id"] != "12345" {
+				t.Errorf("defaults: %+v", o)
+			}
+		}},
+		{name: "data dir from env", args: []string{capFile}, env: map[string]string{"CUA_DATA_DIR": "/tmp/x"}, check: func(t *testing.T, o *replayOptions) {
+			if o.Run.DataDir != "/tmp/x" {
+				t.Errorf("data dir %q", o.Run.DataDir)
+			}
+		}},
+		{name: "value with equals", args: []string{capFile, "-i", "member_id=a=b"}, check: func(t *testing.T, o *replayOptions) {
+			if o.Run.Inputs["member_id"] != "a=b" {
+				t.Errorf("input %q", o.Run.Inputs["member_id"])
+			}
+		}},
+		{name: "duplicate input", args: []string{capFile, "-i", "member_id=1", "-i", "member_id=2"}, wantErr: "--input member_id given twice"},
+		{name: "empty name", args: []string{capFile, "-i", "=1"}, wantErr: "want NAME=VALUE"},
+		{name: "approval missing", args: []string{capFile, "--approval", "/nonexistent.json"}, wantErr: "--approval"},
+		{name: "gate on a step without gate", args: []string{capFile, "--release-gate", "search"}, wantErr: "no gated step"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f, out, errOut := cmdutil.TestFactory(tt.env)
+			var got *replayOptions
+			cmd := NewCmdReplay(f, func(_ context.Context, o *replayOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			cmd.SetOut(out)
+			cmd.SetErr(errOut)
+			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			err := cmd.ExecuteContext(context.Background())
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err %v, want %q", err, tt.wantErr)
+				}
+				if got != nil {
+					t.Error("the command ran despite a bad flag")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, got)
+		})
+	}
+}

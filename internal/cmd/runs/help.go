@@ -1,0 +1,6 @@
+package runscmd
+
+import _ "embed"
+
+//go:embed runs.txt
+var helpRuns string

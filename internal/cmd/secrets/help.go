@@ -1,0 +1,6 @@
+package secretscmd
+
+import _ "embed"
+
+//go:embed scan.txt
+var helpScan string

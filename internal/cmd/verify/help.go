@@ -1,0 +1,6 @@
+package verifycmd
+
+import _ "embed"
+
+//go:embed verify.txt
+var helpVerify string
