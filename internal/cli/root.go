@@ -5,6 +5,7 @@ import (
 
 	capabilitycmd "github.com/cuahq/cua/internal/cmd/capability"
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
+	consolecmd "github.com/cuahq/cua/internal/cmd/console"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
@@ -35,5 +36,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	root.AddCommand(consolecmd.NewCmdConsole(f, nil))
 	return root
 }

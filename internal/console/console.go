@@ -84,12 +84,8 @@ func New(cfg Config) (*Server, error) {
 	if len(cfg.Token) < 16 {
 		return nil, errors.New("console: the sign-in token must be 16 characters or more")
 	}
-	host, _, err := net.SplitHostPort(cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("console: addr %q: %w", cfg.Addr, err)
-	}
-	if !cfg.AllowRemote && !isLoopback(host) {
-		return nil, fmt.Errorf("console: addr %q is not a loopback address (--allow-remote to serve it)", cfg.Addr)
+	if err := CheckAddr(cfg.Addr, cfg.AllowRemote); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -100,6 +96,19 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, live: map[string]*live{}, sessions: map[string]*signin{}}
 	s.routes()
 	return s, nil
+}
+
+// CheckAddr refuses an address that is not host:port, and a non-loopback
+// one unless allowRemote.
+func CheckAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("console: addr %q: %w", addr, err)
+	}
+	if !allowRemote && !isLoopback(host) {
+		return fmt.Errorf("console: addr %q is not a loopback address (--allow-remote to serve it)", addr)
+	}
+	return nil
 }
 
 func isLoopback(host string) bool {
