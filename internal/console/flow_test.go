@@ -93,6 +93,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	if st := op.status(); !strings.HasPrefix(st, "sent to") {
 		t.Fatalf("Review transfer: %s", st)
 	}
+	waitScreen(t, lv, "heading", "Review Transfer") // the operator sees the page before handing back
 	epoch := evalIn[float64](op, "epoch", `window.cuaConsole.epoch()`)
 	op.do("release", chromedp.Click(chromedp.ID("release")))
 	op.poll("released", `document.getElementById('status').textContent === 'released'`)
@@ -121,6 +122,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	op.idle()
 	op.do("confirm the OK", chromedp.WaitVisible(chromedp.ID("confirm")), chromedp.Click(chromedp.ID("confirm")))
 	op.idle()
+	waitScreen(t, lv, "heading", "Transfer Complete")
 	op.do("release", chromedp.Click(chromedp.ID("release")))
 	op.poll("released", `document.getElementById('status').textContent === 'released'`)
 	op.do("resume", chromedp.Click(chromedp.ID("resume")))
@@ -206,6 +208,25 @@ func waitParkedAt(t *testing.T, srv *Server, id, step string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("session %s did not park at %s; waiting: %+v", id, step, rows)
+}
+
+// waitScreen waits until the parked page shows the node.
+func waitScreen(t *testing.T, lv *live, role, name string) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		lv.mu.Lock()
+		snap, err := lv.observe(t.Context())
+		lv.mu.Unlock()
+		if err != nil {
+			continue
+		}
+		for _, n := range snap.Nodes {
+			if n.Role == role && n.Name == name {
+				return
+			}
+		}
+	}
+	t.Fatalf("the parked page never showed %s %q", role, name)
 }
 
 func nodeValue(t *testing.T, lv *live, role, name string) string {

@@ -14,6 +14,9 @@ import (
 // Options.ParkTimeout is zero.
 const DefaultParkTimeout = 15 * time.Minute
 
+// takeoverSettle bounds the wait for the screen a person handed back.
+const takeoverSettle = 2 * time.Second
+
 func (r *run) parkTimeout() time.Duration {
 	if r.o.ParkTimeout <= 0 {
 		return DefaultParkTimeout
@@ -60,17 +63,33 @@ func (r *run) park(ctx context.Context, i int, e *end) (int, bool) {
 // With no such step the run goes on at i, whose expectation the step loop
 // checks again (failing closed on a screen it does not know).
 func (r *run) afterTakeover(ctx context.Context, i int) int {
-	snap, err := r.disp.Observe(ctx)
-	if err != nil {
-		return i
+	done := func(s *domain.UiSnapshot) int {
+		next := i
+		for j := i; j < len(r.c.Steps); j++ {
+			st := &r.c.Steps[j]
+			if st.Postcondition != nil && st.Action != domain.ActAssert && evalTrue(s, st.Postcondition) {
+				next = j + 1
+			}
+		}
+		return next
 	}
-	next := i
-	for j := i; j < len(r.c.Steps); j++ {
-		st := &r.c.Steps[j]
-		if st.Postcondition != nil && st.Action != domain.ActAssert && evalTrue(snap, st.Postcondition) {
-			next = j + 1
+	// A page the person's last gesture loads may still be on its way: wait
+	// a moment for the screen to show a step done before judging it.
+	exp := expectation{name: "the screen after the takeover", check: func(s *domain.UiSnapshot) (bool, domain.FailureCode, string) {
+		if done(s) > i {
+			return true, "", ""
+		}
+		return false, domain.CodeUnexpectedState, "no step after the takeover is done"
+	}}
+	v := r.settle(ctx, exp, min(r.o.StepWait, takeoverSettle))
+	snap := v.snap
+	if snap == nil {
+		var err error
+		if snap, err = r.disp.Observe(ctx); err != nil {
+			return i
 		}
 	}
+	next := done(snap)
 	for j := i; j < next; j++ {
 		st := &r.c.Steps[j]
 		r.sent[j] = false
