@@ -128,6 +128,9 @@ var Rules = []Rule{
 	// policy decides whether inputs fit an approval's bounds.
 	{Pkg: catalog, MayImport: []string{domain, capability, policy, store}},
 	{Pkg: hitl, MayImport: []string{domain, policy}},
+	// The intervention queue's store adapter: hitl's Queue port over the
+	// store port (no adapter of the store; the composition root opens one).
+	{Pkg: hitl + "/hitlstore", MayImport: []string{domain, hitl, store}},
 	// DESIGN.md says "hitl, runtime, …". We read the ellipsis as "and what
 	// they stand on": hitl, runtime and everything runtime may import. No
 	// replay, model, agent, store or adapter: the composition root wires

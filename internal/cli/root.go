@@ -6,6 +6,7 @@ import (
 	capabilitycmd "github.com/cuahq/cua/internal/cmd/capability"
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
 	codegencmd "github.com/cuahq/cua/internal/cmd/codegen"
+	consolecmd "github.com/cuahq/cua/internal/cmd/console"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
 	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
@@ -41,5 +42,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(observecmd.NewCmdObserve(f, nil))
 	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
 	root.AddCommand(codegencmd.NewCmdCodegen(f, nil))
+	root.AddCommand(consolecmd.NewCmdConsole(f, nil))
 	return root
 }

@@ -58,6 +58,11 @@ type Options struct {
 	// is redacted: a progress report that must return quickly, never a
 	// decision.
 	OnStep func(domain.StepResult)
+	// Park, when set, parks an escalation (NEEDS_HUMAN) of a step instead
+	// of ending the run, for up to ParkTimeout (DefaultParkTimeout when
+	// zero); the run's time limit grows by ParkTimeout.
+	Park        runtime.Parker
+	ParkTimeout time.Duration
 }
 
 // Run executes the capability and returns its record. The error is non-nil
@@ -355,6 +360,9 @@ func (r *run) execute(ctx context.Context) *end {
 	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL})
 
 	limit := time.Duration(r.c.Policy.MaxDurationMS) * time.Millisecond
+	if r.o.Park != nil {
+		limit += r.parkTimeout()
+	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 

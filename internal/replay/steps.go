@@ -272,7 +272,12 @@ func (r *run) steps(ctx context.Context) *end {
 		}
 		if st.Gate && !slices.Contains(r.o.ReleasedGates, st.ID) {
 			r.emit(st.ID, evidence.GateReached{Description: st.Description})
-			return failEnd(domain.CodeGateReached, "step %s is gated for human review", st.ID)
+			e := failEnd(domain.CodeGateReached, "step %s is gated for human review", st.ID)
+			if next, ok := r.park(ctx, i, e); ok {
+				lastCheckpoint, i = r.checkpointBefore(next, lastCheckpoint), next
+				continue
+			}
+			return e
 		}
 		started := time.Now()
 		res := domain.StepResult{ID: r.stepName(st.ID), Action: st.Action, Attempts: 1}
@@ -288,6 +293,10 @@ func (r *run) steps(ctx context.Context) *end {
 			continue
 		case vUnexpected, vFailed:
 			e := v.end()
+			if next, ok := r.park(ctx, i, e); ok {
+				lastCheckpoint, i = r.checkpointBefore(next, lastCheckpoint), next
+				continue
+			}
 			r.recordStep(ctx, res, started, e)
 			return e
 		}
@@ -321,6 +330,12 @@ func (r *run) steps(ctx context.Context) *end {
 			case vUnexpected, vFailed:
 				e := pv.end()
 				r.recordStep(ctx, res, started, e)
+				// The step acted: after a takeover it is checked, never blindly sent again.
+				r.sent[i] = true
+				if next, ok := r.park(ctx, i, e); ok {
+					lastCheckpoint, i = r.checkpointBefore(next, lastCheckpoint), next
+					continue
+				}
 				return e
 			}
 			r.confirm(st, &res)

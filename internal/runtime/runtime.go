@@ -137,6 +137,26 @@ func New(cfg Config) (*Dispatcher, error) {
 	}, nil
 }
 
+// Epoch returns the lease epoch this dispatcher acts under.
+func (d *Dispatcher) Epoch() uint64 { return d.epoch }
+
+// Holder returns the lease holder this dispatcher acts as.
+func (d *Dispatcher) Holder() string { return d.holder }
+
+// Rebind adopts the lease's current epoch after a hand-off came back to
+// this dispatcher's holder (hitl: RESUMING → RUNNING). Until it is called,
+// every action is refused as authorized under the old epoch. It returns
+// LEASE_LOST when the holder does not hold the lease or may not act.
+func (d *Dispatcher) Rebind() (uint64, error) {
+	_, epoch := d.lease.Holder()
+	if err := d.lease.Check(d.holder, epoch); err != nil {
+		return d.epoch, err
+	}
+	d.epoch = epoch
+	d.last = nil
+	return epoch, nil
+}
+
 // Dispatches returns how many actions reached the surface.
 func (d *Dispatcher) Dispatches() int { return d.dispatches }
 
@@ -209,6 +229,11 @@ func Proposed(p policy.Proposal) ActOption { return func(r *policy.Request) { r.
 // Consented hands policy a person's consent to exactly this action.
 func Consented(c *policy.Consent) ActOption { return func(r *policy.Request) { r.Consent = c } }
 
+// AtNode hands policy the node a raw input was hit-tested to (the node
+// under the pointer, or the focused node for a key): policy classifies the
+// input by it and the evidence event names it.
+func AtNode(n *domain.Node) ActOption { return func(r *policy.Request) { r.Node = n } }
+
 // Granted hands policy the run's grants; policy spends a use when a grant
 // is what allows the action.
 func Granted(g *policy.Grants) ActOption { return func(r *policy.Request) { r.Grants = g } }
@@ -235,6 +260,9 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 	req := policy.Request{Action: a, Node: res.Node, Text: text, Epoch: d.epoch, Holder: d.holder, Snapshot: snap}
 	for _, o := range opts {
 		o(&req)
+	}
+	if res.Node == nil && req.Node != nil {
+		res.Node = req.Node // a raw input's node, hit-tested by its caller (AtNode)
 	}
 	auth, err := d.policy.Authorize(req)
 	if err != nil {

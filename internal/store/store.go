@@ -110,6 +110,11 @@ type Store interface {
 	// atomically: one of concurrent claimers wins, the others get
 	// [ErrAlreadyClaimed]; [ErrNotFound] if absent.
 	ClaimIntervention(ctx context.Context, id, claimer string) (Intervention, error)
+	// ReleaseIntervention returns an intervention claimed by claimer to
+	// open (the operator handed it back or their hold expired);
+	// [ErrAlreadyClaimed] when claimer does not hold it, [ErrNotFound] if
+	// absent.
+	ReleaseIntervention(ctx context.Context, id, claimer string) (Intervention, error)
 	// ResolveIntervention closes an open or claimed intervention with a
 	// resolution; [ErrAlreadyResolved] when it was closed already.
 	ResolveIntervention(ctx context.Context, id, resolution string) (Intervention, error)
@@ -301,10 +306,20 @@ const (
 
 // Intervention is one row of the queue of sessions handed to a human.
 type Intervention struct {
-	ID         string
-	SessionID  string
-	RunID      string
-	Reason     string
+	ID        string
+	SessionID string
+	RunID     string
+	Reason    string
+	// Capability is the id@version the run was replaying.
+	Capability string
+	// Step is the step the run stopped at.
+	Step        string
+	FailureCode domain.FailureCode
+	// Effects is the run's effects summary so far as JSON; nil when none.
+	Effects json.RawMessage
+	// Summary is a redacted account of why the session waits; the store
+	// keeps it as given and never redacts.
+	Summary    string
 	Status     InterventionStatus
 	CreatedAt  time.Time
 	ClaimedBy  string

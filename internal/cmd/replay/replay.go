@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/cmd/console"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
@@ -31,10 +32,12 @@ type replayOptions struct {
 	JSON                      bool
 	Inputs                    []string
 	ApprovalFile, SecretsFile string
-	Store                     launch.StoreOptions // --db
-	Gate                      catalog.RunParams   // --unattended, --eval, --idempotency-key
-	lib                       replay.Library      // the catalog, for a capability resolved from it
-	cat                       *catalog.Catalog    // set when the run is indexed
+	Store                     launch.StoreOptions  // --db
+	Gate                      catalog.RunParams    // --unattended, --eval, --idempotency-key
+	Park                      bool                 // --park: park a NEEDS_HUMAN escalation in a console
+	ParkConsole               consolecmd.ParkFlags // --console, --allow-remote, --token-file
+	lib                       replay.Library       // the catalog, for a capability resolved from it
+	cat                       *catalog.Catalog     // set when the run is indexed
 	st                        store.Store
 }
 
@@ -74,6 +77,9 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions)
 	fl.BoolVar(&opts.Gate.Eval, "eval", false, "record the run as an eval replay (counted by catalog approve --from-eval)")
 	fl.StringVar(&opts.Gate.IdempotencyKey, "idempotency-key", "", "a second run with this key returns the first run's record")
 	cmdutil.StoreFlags(cmd, &opts.Store, false)
+	fl.BoolVar(&opts.Park, "park", false, "park a NEEDS_HUMAN escalation for an operator (served by --console) instead of ending the run")
+	fl.DurationVar(&r.ParkTimeout, "park-timeout", replay.DefaultParkTimeout, "how long a parked run waits for an operator before it ends NEEDS_HUMAN")
+	opts.ParkConsole.Bind(cmd, "console")
 	return cmd
 }
 
@@ -108,8 +114,23 @@ func (o *replayOptions) validate(ctx context.Context) error {
 			return cmdutil.FlagErrorf("--release-gate %q: no gated step with that id", g)
 		}
 	}
+	if err := o.validatePark(); err != nil {
+		return err
+	}
 	r.Secrets, err = secret.NewStore(o.Env, o.SecretsFile)
 	return err
+}
+
+// validatePark checks the --park flags; a parked run's intervention queue
+// lives in the store.
+func (o *replayOptions) validatePark() error {
+	if !o.Park {
+		return nil
+	}
+	if o.Run.ParkTimeout <= 0 {
+		return cmdutil.FlagErrorf("--park-timeout %s: must be positive", o.Run.ParkTimeout)
+	}
+	return o.ParkConsole.Validate()
 }
 
 // load loads the capability file, or resolves a reference from the
@@ -142,6 +163,23 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	lo.Kind, lo.BaseURL, lo.AllowedDomains, lo.Logger = c.Surface, r.BaseURL, c.Policy.AllowedDomains, r.Logger
 	l := launch.New(lo)
 	defer l.Close()
+	if o.Park {
+		st := o.st
+		if st == nil {
+			var err error
+			o.Store.DataDir = r.DataDir
+			if _, st, err = cmdutil.OpenCatalog(ctx, o.Store); err != nil {
+				return err
+			}
+			defer st.Close()
+		}
+		srv, err := consolecmd.StartForRun(ctx, o.IO, o.ParkConsole, st, red)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		r.Park = srv
+	}
 	p.Open, p.Run = l.Open, r
 	rec, err := pipeline.Replay(ctx, p)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuahq/cua/internal/cmdutil"
 )
@@ -41,6 +42,14 @@ func TestReplayFlags(t *testing.T) {
 		{name: "empty name", args: []string{capFile, "-i", "=1"}, wantErr: "want NAME=VALUE"},
 		{name: "approval missing", args: []string{capFile, "--approval", "/nonexistent.json"}, wantErr: "--approval"},
 		{name: "gate on a step without gate", args: []string{capFile, "--release-gate", "search"}, wantErr: "no gated step"},
+		{name: "park with its console", args: []string{capFile, "--park", "--park-timeout", "90s", "--console", "127.0.0.1:0"}, check: func(t *testing.T, o *replayOptions) {
+			if !o.Park || o.Run.ParkTimeout != 90*time.Second || o.ParkConsole.Addr != "127.0.0.1:0" {
+				t.Errorf("park flags: %+v %s %+v", o.Park, o.Run.ParkTimeout, o.ParkConsole)
+			}
+		}},
+		{name: "park timeout not positive", args: []string{capFile, "--park", "--park-timeout", "0s"}, wantErr: "--park-timeout"},
+		{name: "park console on a remote address", args: []string{capFile, "--park", "--console", "0.0.0.0:8812"}, wantErr: "not a loopback"},
+		{name: "park console token file missing", args: []string{capFile, "--park", "--token-file", "/nonexistent"}, wantErr: "--token-file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 const interventionCols = `id, session_id, run_id, reason, status, created_at, claimed_by, claimed_at,
-	resolved_at, resolution`
+	resolved_at, resolution, capability, step, failure_code, effects, summary`
 
 // EnqueueIntervention implements [store.Store].
 func (d *DB) EnqueueIntervention(ctx context.Context, in store.Intervention) (store.Intervention, error) {
@@ -21,9 +21,11 @@ func (d *DB) EnqueueIntervention(ctx context.Context, in store.Intervention) (st
 	in.CreatedAt = or(in.CreatedAt, d.now)
 	in.Status, in.ClaimedBy, in.ClaimedAt, in.ResolvedAt, in.Resolution = store.InterventionOpen, "", time.Time{}, time.Time{}, ""
 	err := d.write(ctx, "EnqueueIntervention", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO interventions (id, session_id, run_id, reason, status, created_at)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			in.ID, in.SessionID, in.RunID, in.Reason, string(in.Status), micro(in.CreatedAt))
+		res, err := tx.ExecContext(ctx, `INSERT INTO interventions (id, session_id, run_id, reason, status, created_at,
+			capability, step, failure_code, effects, summary)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			in.ID, in.SessionID, in.RunID, in.Reason, string(in.Status), micro(in.CreatedAt),
+			in.Capability, in.Step, string(in.FailureCode), nullJSON(in.Effects), in.Summary)
 		if err != nil {
 			return fmt.Errorf("enqueue intervention %s: %w", in.ID, err)
 		}
@@ -100,10 +102,14 @@ func getIntervention(ctx context.Context, q querier, id string) (store.Intervent
 func scanIntervention(s scanner) (store.Intervention, error) {
 	var in store.Intervention
 	var created, claimed, resolved sql.NullInt64
+	var effects sql.NullString
 	err := s.Scan(&in.ID, &in.SessionID, &in.RunID, &in.Reason, &in.Status, &created, &in.ClaimedBy, &claimed,
-		&resolved, &in.Resolution)
+		&resolved, &in.Resolution, &in.Capability, &in.Step, &in.FailureCode, &effects, &in.Summary)
 	if err != nil {
 		return store.Intervention{}, err
+	}
+	if effects.Valid {
+		in.Effects = []byte(effects.String)
 	}
 	in.CreatedAt, in.ClaimedAt, in.ResolvedAt = fromMicro(created), fromMicro(claimed), fromMicro(resolved)
 	return in, nil
@@ -138,6 +144,30 @@ func (d *DB) ListInterventions(ctx context.Context, f store.InterventionFilter) 
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list interventions: %w", err)
+	}
+	return out, nil
+}
+
+// ReleaseIntervention implements [store.Store].
+func (d *DB) ReleaseIntervention(ctx context.Context, id, claimer string) (store.Intervention, error) {
+	var out store.Intervention
+	err := d.write(ctx, "ReleaseIntervention", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE interventions SET status = 'open', claimed_by = '', claimed_at = NULL
+			WHERE id = ? AND status = 'claimed' AND claimed_by = ?`, id, claimer)
+		if err != nil {
+			return fmt.Errorf("release intervention %s: %w", id, err)
+		}
+		n, _ := res.RowsAffected()
+		if out, err = getIntervention(ctx, tx, id); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("release intervention %s: %s by %q, not %q: %w", id, out.Status, out.ClaimedBy, claimer, store.ErrAlreadyClaimed)
+		}
+		return nil
+	})
+	if err != nil {
+		return store.Intervention{}, err
 	}
 	return out, nil
 }

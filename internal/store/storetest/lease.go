@@ -1,12 +1,14 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/store"
 )
 
@@ -109,5 +111,45 @@ func testInterventions(t *testing.T, h Harness) {
 	s1, err := b.st.ListInterventions(b.ctx, store.InterventionFilter{SessionID: "s1"})
 	if err != nil || len(s1) != 2 || s1[0].ID != "i0" || s1[1].ID != "i2" {
 		t.Fatalf("interventions of s1 = %+v, %v; want i0, i2", s1, err)
+	}
+}
+
+// testInterventionDetailAndRelease: why a session waits survives a round
+// trip, and a claim handed back reopens the intervention for anyone.
+func testInterventionDetailAndRelease(t *testing.T, h Harness) {
+	b := setup(t, h)
+	in := store.Intervention{ID: "w1", SessionID: "s1", RunID: "run-1", Reason: "UNEXPECTED_STATE",
+		Capability: "bank.transfer@1.0.0", Step: "confirm", FailureCode: domain.CodeUnexpectedState,
+		Effects: json.RawMessage(`{"sent":false}`), Summary: "an undeclared dialog is open"}
+	if _, err := b.st.EnqueueIntervention(b.ctx, in); err != nil {
+		t.Fatalf("EnqueueIntervention: %v", err)
+	}
+	got, err := b.st.ListInterventions(b.ctx, store.InterventionFilter{SessionID: "s1"})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("ListInterventions = %+v, %v", got, err)
+	}
+	g := got[0]
+	if g.Capability != in.Capability || g.Step != in.Step || g.FailureCode != in.FailureCode ||
+		string(g.Effects) != string(in.Effects) || g.Summary != in.Summary {
+		t.Fatalf("stored %+v, want the details of %+v", g, in)
+	}
+	if _, err := b.st.ReleaseIntervention(b.ctx, "w1", "op-a"); !errors.Is(err, store.ErrAlreadyClaimed) {
+		t.Fatalf("release an open intervention: err = %v, want ErrAlreadyClaimed", err)
+	}
+	if _, err := b.st.ClaimIntervention(b.ctx, "w1", "op-a"); err != nil {
+		t.Fatalf("claim: %v", err)
+	}
+	if _, err := b.st.ReleaseIntervention(b.ctx, "w1", "op-b"); !errors.Is(err, store.ErrAlreadyClaimed) {
+		t.Fatalf("release by another operator: err = %v, want ErrAlreadyClaimed", err)
+	}
+	rel, err := b.st.ReleaseIntervention(b.ctx, "w1", "op-a")
+	if err != nil || rel.Status != store.InterventionOpen || rel.ClaimedBy != "" || !rel.ClaimedAt.IsZero() {
+		t.Fatalf("ReleaseIntervention = %+v, %v; want open and unclaimed", rel, err)
+	}
+	if c, err := b.st.ClaimIntervention(b.ctx, "w1", "op-b"); err != nil || c.ClaimedBy != "op-b" {
+		t.Fatalf("claim after release = %+v, %v", c, err)
+	}
+	if _, err := b.st.ReleaseIntervention(b.ctx, "absent", "op-a"); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("release absent: err = %v, want ErrNotFound", err)
 	}
 }

@@ -50,6 +50,7 @@ func Run(t *testing.T, h Harness) {
 		{"CountEvalSuccesses", testCountEval},
 		{"Leases", testLeases},
 		{"Interventions", testInterventions},
+		{"InterventionDetailAndRelease", testInterventionDetailAndRelease},
 		{"TwoProcessWriters", testTwoProcesses},
 		{"KillMidWrite", testKillMidWrite},
 	}

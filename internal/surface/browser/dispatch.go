@@ -168,6 +168,10 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 		act = func(ctx context.Context) error { return s.focus(ctx, a.Node()) }
 	case domain.ActRawInput:
 		act = func(ctx context.Context) error {
+			if k := a.Key(); k != "" {
+				// A key of a person at the console goes to whatever has focus.
+				return s.pressKey(ctx, nil, k)
+			}
 			x, y := a.Point()
 			return s.rawClick(ctx, x, y)
 		}

@@ -1,0 +1,226 @@
+package console
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/cuahq/cua/internal/hitl"
+	"github.com/cuahq/cua/internal/surface"
+)
+
+//go:embed static
+var staticFS embed.FS
+
+var pages = template.Must(template.ParseFS(staticFS, "static/*.html"))
+
+func (s *Server) routes() {
+	m := http.NewServeMux()
+	sub, _ := fs.Sub(staticFS, "static")
+	m.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(sub)))
+	m.HandleFunc("GET /{$}", s.index)
+	m.HandleFunc("POST /signin", s.signin)
+	m.HandleFunc("GET /api/sessions", s.list)
+	m.HandleFunc("GET /api/view", s.view)
+	m.HandleFunc("POST /api/claim", s.guarded(s.claim))
+	m.HandleFunc("POST /api/renew", s.guarded(s.renew))
+	m.HandleFunc("POST /api/release", s.guarded(s.release))
+	m.HandleFunc("POST /api/resume", s.guarded(s.resume))
+	m.HandleFunc("POST /api/input", s.guarded(s.input))
+	m.HandleFunc("GET /ws", s.cast)
+	s.mux = m
+}
+
+func (s *Server) index(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if si, ok := s.signedIn(r, false); ok {
+		_ = pages.ExecuteTemplate(w, "app.html", map[string]string{"CSRF": si.csrf, "Operator": si.operator})
+		return
+	}
+	pre := randHex(16)
+	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: pre, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	_ = pages.ExecuteTemplate(w, "signin.html", map[string]any{"CSRF": pre, "Failed": r.URL.Query().Has("failed")})
+}
+
+// signin checks the form's CSRF token against its cookie and the sign-in
+// token, and gives the browser a session with its own CSRF token.
+func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
+	pre, err := r.Cookie(preCookie)
+	if err != nil || r.PostFormValue("csrf") == "" || !equal(r.PostFormValue("csrf"), pre.Value) {
+		http.Error(w, "missing or wrong CSRF token", http.StatusForbidden)
+		return
+	}
+	op := r.PostFormValue("operator")
+	if !equal(r.PostFormValue("token"), s.cfg.Token) || !validOperator(op) {
+		s.cfg.Logger.WarnContext(r.Context(), "console sign-in refused", "operator_valid", validOperator(op))
+		http.Redirect(w, r, "/?failed", http.StatusSeeOther)
+		return
+	}
+	id := randHex(24)
+	s.mu.Lock()
+	s.sessions[id] = &signin{operator: op, csrf: randHex(24)}
+	s.mu.Unlock()
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	s.cfg.Logger.InfoContext(r.Context(), "operator signed in", "operator", op)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.signedIn(r, false); !ok {
+		http.Error(w, "sign in", http.StatusForbidden)
+		return
+	}
+	rows, err := s.cfg.Broker.List(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "list failed"})
+		return
+	}
+	if rows == nil {
+		rows = []hitl.Waiting{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": rows})
+}
+
+// view tells what the screencast cannot show: an open JavaScript dialog.
+func (s *Server) view(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.signedIn(r, false); !ok {
+		http.Error(w, "sign in", http.StatusForbidden)
+		return
+	}
+	lv, ok := s.session(r.URL.Query().Get("session"))
+	if !ok {
+		http.Error(w, "no such live session", http.StatusNotFound)
+		return
+	}
+	lv.mu.Lock()
+	snap, err := lv.observe(r.Context())
+	lv.mu.Unlock()
+	if err != nil && snap == nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "observe failed"})
+		return
+	}
+	out := map[string]any{"url": lv.p.Run.Redactor.String(snap.URL)}
+	if snap.Dialog != nil {
+		out["dialog"] = lv.p.Run.Redactor.String(snap.Dialog.Message)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type leaseReq struct {
+	Session string `json:"session"`
+	Epoch   uint64 `json:"epoch"`
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(v); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "body: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+func (s *Server) leaseOp(w http.ResponseWriter, r *http.Request, do func(ctx context.Context, q leaseReq) (hitl.Status, error)) {
+	var q leaseReq
+	if !decode(w, r, &q) {
+		return
+	}
+	st, err := do(r.Context(), q)
+	if err != nil {
+		writeJSON(w, errStatus(err), map[string]any{"error": err.Error(), "lease": st})
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) claim(w http.ResponseWriter, r *http.Request, op string) {
+	s.leaseOp(w, r, func(ctx context.Context, q leaseReq) (hitl.Status, error) {
+		return s.cfg.Broker.Claim(ctx, q.Session, op)
+	})
+}
+
+func (s *Server) renew(w http.ResponseWriter, r *http.Request, op string) {
+	s.leaseOp(w, r, func(ctx context.Context, q leaseReq) (hitl.Status, error) {
+		return s.cfg.Broker.Renew(ctx, q.Session, op, q.Epoch)
+	})
+}
+
+func (s *Server) release(w http.ResponseWriter, r *http.Request, op string) {
+	s.leaseOp(w, r, func(ctx context.Context, q leaseReq) (hitl.Status, error) {
+		return s.cfg.Broker.Release(ctx, q.Session, op, q.Epoch)
+	})
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request, op string) {
+	s.leaseOp(w, r, func(ctx context.Context, q leaseReq) (hitl.Status, error) {
+		return s.cfg.Broker.Resume(ctx, q.Session, "human:"+op)
+	})
+}
+
+func (s *Server) input(w http.ResponseWriter, r *http.Request, op string) {
+	lv, ok := s.session(r.URL.Query().Get("session"))
+	if !ok {
+		writeJSON(w, http.StatusNotFound, Outcome{Error: "no such live session"})
+		return
+	}
+	var in Input
+	if !decode(w, r, &in) {
+		return
+	}
+	out, err := lv.act(r.Context(), op, in)
+	if err != nil {
+		out.Error = lv.p.Run.Redactor.String(out.Error)
+		writeJSON(w, errStatus(err), out)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// cast streams the session's masked frames over a WebSocket, one binary
+// PNG message per frame, until either side goes away.
+func (s *Server) cast(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.signedIn(r, true); !ok {
+		http.Error(w, "sign in, and send the CSRF token", http.StatusForbidden)
+		return
+	}
+	lv, ok := s.session(r.URL.Query().Get("session"))
+	if !ok {
+		http.Error(w, "no such live session", http.StatusNotFound)
+		return
+	}
+	if _, ok := lv.p.Surface.(surface.Screencaster); !ok {
+		http.Error(w, "this surface has no live picture", http.StatusNotImplemented)
+		return
+	}
+	// The gate checked Origin against Host already; Accept checks it too.
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	defer c.CloseNow()
+	ctx := c.CloseRead(r.Context())
+	frames, unsubscribe := lv.subscribe(s.cfg.Logger)
+	defer unsubscribe()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case png, ok := <-frames:
+			if !ok {
+				c.Close(websocket.StatusGoingAway, "the session is no longer parked here")
+				return
+			}
+			wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			err := c.Write(wctx, websocket.MessageBinary, png)
+			cancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}

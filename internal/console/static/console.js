@@ -1,0 +1,122 @@
+'use strict';
+(() => {
+  const csrf = document.querySelector('meta[name=csrf]').content;
+  const $ = (id) => document.getElementById(id);
+  let watching = null, epoch = 0, ws = null, pending = null, frames = 0, chain = Promise.resolve();
+  window.cuaConsole = { frames: () => frames, epoch: () => epoch, idle: () => chain, socket: () => (ws ? ws.readyState : -1) };
+
+  async function post(path, body) {
+    const r = await fetch(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify(body), credentials: 'same-origin' });
+    let data = {};
+    try { data = await r.json(); } catch (e) { /* no body */ }
+    return { ok: r.ok, status: r.status, data };
+  }
+  function say(text) { $('status').textContent = text; }
+
+  async function refresh() {
+    const r = await fetch('/api/sessions', { credentials: 'same-origin' });
+    if (!r.ok) { return; }
+    const list = (await r.json()).sessions || [];
+    const body = $('sessions').tBodies[0];
+    body.replaceChildren();
+    for (const w of list) {
+      const tr = document.createElement('tr');
+      tr.dataset.session = w.session_id;
+      const eff = w.effects ? (w.effects.sent ? 'sent' : 'none sent') : '';
+      const state = w.lease ? w.lease.state + (w.lease.holder.startsWith('human:') ? ' (' + w.lease.holder.slice(6) + ')' : '') : 'not in this process';
+      for (const t of [w.session_id, w.capability, w.step, w.failure_code + ': ' + w.summary, eff, state]) {
+        const td = document.createElement('td'); td.textContent = t; tr.appendChild(td);
+      }
+      const td = document.createElement('td');
+      if (w.lease) {
+        const b = document.createElement('button'); b.textContent = 'Watch'; b.className = 'watch';
+        b.addEventListener('click', () => watch(w.session_id)); td.appendChild(b);
+      }
+      tr.appendChild(td);
+      body.appendChild(tr);
+      if (w.session_id === watching && w.lease) {
+        $('lease').textContent = w.lease.state + ' epoch ' + w.lease.epoch;
+        if (w.lease.holder !== 'human:' + document.querySelector('meta[name=operator]').content) { epoch = 0; }
+      }
+    }
+    if (watching) { view(); }
+  }
+
+  async function view() {
+    const r = await fetch('/api/view?session=' + encodeURIComponent(watching), { credentials: 'same-origin' });
+    if (!r.ok) { return; }
+    const v = await r.json();
+    $('dialog').hidden = !v.dialog;
+    $('dialog-msg').textContent = v.dialog || '';
+  }
+
+  function watch(id) {
+    watching = id; epoch = 0;
+    $('watch').hidden = false; $('watch-id').textContent = id;
+    if (ws) { ws.close(); }
+    const u = new URL('/ws', location.href);
+    u.protocol = 'ws:'; u.searchParams.set('session', id); u.searchParams.set('csrf', csrf);
+    ws = new WebSocket(u);
+    ws.binaryType = 'blob';
+    ws.onmessage = (ev) => {
+      if (typeof ev.data === 'string') { return; }
+      const url = URL.createObjectURL(ev.data);
+      const img = $('screen'), old = img.src;
+      img.onload = () => { if (old.startsWith('blob:')) { URL.revokeObjectURL(old); } };
+      img.src = url; frames++;
+    };
+  }
+
+  async function act(input) {
+    if (!watching || !epoch) { say('claim the session first'); return; }
+    input.epoch = epoch;
+    const r = await post('/api/input?session=' + encodeURIComponent(watching), input);
+    const d = r.data || {};
+    if (d.needs_confirm) {
+      pending = input;
+      $('confirm-msg').textContent = 'Irreversible: ' + d.role + ' "' + d.name + '". Confirm?';
+      $('confirm-box').hidden = false;
+      return;
+    }
+    say(d.dispatched ? 'sent to ' + d.role + ' "' + d.name + '"' : 'refused: ' + (d.error || r.status));
+    view();
+  }
+
+  $('claim').addEventListener('click', async () => {
+    const r = await post('/api/claim', { session: watching });
+    if (r.ok) { epoch = r.data.epoch; say('claimed at epoch ' + epoch); $('screen').focus(); } else { say('claim refused: ' + (r.data.error || r.status)); }
+    refresh();
+  });
+  $('release').addEventListener('click', async () => {
+    const r = await post('/api/release', { session: watching, epoch });
+    say(r.ok ? 'released' : 'release refused: ' + (r.data.error || r.status)); epoch = 0; refresh();
+  });
+  $('resume').addEventListener('click', async () => {
+    const r = await post('/api/resume', { session: watching });
+    say(r.ok ? 'resumed' : 'resume refused: ' + (r.data.error || r.status)); refresh();
+  });
+  $('dialog-ok').addEventListener('click', () => act({ kind: 'dialog_accept' }));
+  $('dialog-cancel').addEventListener('click', () => act({ kind: 'dialog_dismiss' }));
+  $('confirm').addEventListener('click', () => {
+    $('confirm-box').hidden = true;
+    if (pending) { const p = pending; pending = null; p.confirm = true; act(p); }
+  });
+  $('confirm-cancel').addEventListener('click', () => { $('confirm-box').hidden = true; pending = null; say('not sent'); });
+  $('screen').addEventListener('click', (e) => {
+    const img = e.currentTarget;
+    const sx = img.naturalWidth / img.clientWidth, sy = img.naturalHeight / img.clientHeight;
+    const input = { kind: 'click', x: e.offsetX * sx, y: e.offsetY * sy };
+    chain = chain.then(() => act(input));
+  });
+  $('screen').addEventListener('keydown', (e) => {
+    if (e.key.length === 1 || ['Enter', 'Tab', 'Backspace', 'Delete', 'Escape', 'ArrowUp', 'ArrowDown', 'ArrowLeft', 'ArrowRight', 'Home', 'End'].includes(e.key)) {
+      e.preventDefault();
+      const input = { kind: 'key', key: e.key === ' ' ? 'Space' : e.key };
+      chain = chain.then(() => act(input));
+    }
+  });
+  setInterval(() => { if (epoch) { post('/api/renew', { session: watching, epoch }); } }, 20000);
+  setInterval(refresh, 1000);
+  refresh();
+})();

@@ -1,0 +1,248 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/mockapp"
+	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface/browser"
+)
+
+// The package's shared parts, started once by TestMain: the engine's
+// browser, the operators' browser (a second Chromium driven as a person
+// would, through the console page) and the mock back office.
+var (
+	engineBrowser *browser.Browser
+	operatorAlloc context.Context // the operators' browser
+	app           *mockapp.Server
+)
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithCancel(context.Background())
+	code := func() int {
+		var err error
+		if engineBrowser, err = browser.Launch(ctx, browser.Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, "launch browser:", err)
+			return 1
+		}
+		defer engineBrowser.Close()
+		dir, err := os.MkdirTemp("", "cua-console-op-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browserPath()), chromedp.NoSandbox,
+			chromedp.DisableGPU, chromedp.UserDataDir(dir), chromedp.WindowSize(1280, 1100),
+			chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true))
+		alloc, acancel := chromedp.NewExecAllocator(ctx, opts...)
+		defer acancel()
+		bctx, bcancel := chromedp.NewContext(alloc)
+		defer bcancel()
+		if err := chromedp.Do(bctx); err != nil {
+			fmt.Fprintln(os.Stderr, "operator browser:", err)
+			return 1
+		}
+		operatorAlloc = bctx
+		app, err = mockapp.New(mockapp.Options{Operator: "OP1001", Password: "teller-pass-1"})
+		if err == nil {
+			err = app.Open()
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mockapp:", err)
+			return 1
+		}
+		defer app.Close()
+		return m.Run()
+	}()
+	cancel()
+	os.Exit(code)
+}
+
+func browserPath() string {
+	if p := os.Getenv("CUA_BROWSER"); p != "" {
+		return p
+	}
+	return browser.DefaultExecPath
+}
+
+type secrets map[string]string
+
+func (s secrets) Secret(ref string) (string, error) {
+	if v, ok := s[ref]; ok {
+		return v, nil
+	}
+	return "", fmt.Errorf("secret %q is not set", ref)
+}
+
+// library seals the example capabilities into a temporary directory, the
+// transfer with its member number sensitive and a second gate before its
+// review, so a person types in the form and later presses Submit.
+func library(t *testing.T) *replay.DirLibrary {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"corebank.auth.sign_on.yaml", "memberdesk.transfer_funds.yaml"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "capabilities", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(data)
+		if strings.HasPrefix(name, "memberdesk") {
+			text = mustReplace(t, text, "  - name: member_id\n    type: string\n", "  - name: member_id\n    type: string\n    sensitive: true\n")
+			text = mustReplace(t, text, "  - id: review\n    action: click\n", "  - id: review\n    action: click\n    gate: true\n")
+		}
+		// Edited content gets a new hash: drop the old one before sealing.
+		var kept []string
+		for _, line := range strings.Split(text, "\n") {
+			if !strings.HasPrefix(line, "content_hash:") {
+				kept = append(kept, line)
+			}
+		}
+		text = strings.Join(kept, "\n")
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := capability.Seal(path); err != nil {
+			t.Fatalf("seal %s: %v", name, err)
+		}
+	}
+	lib, err := replay.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib
+}
+
+func mustReplace(t *testing.T, s, old, new string) string {
+	t.Helper()
+	if !strings.Contains(s, old) {
+		t.Fatalf("no %q to edit", old)
+	}
+	return strings.Replace(s, old, new, 1)
+}
+
+// operatorTab is one person's browser tab on the console.
+type operatorTab struct {
+	t   *testing.T
+	ctx context.Context
+	srv *Server
+}
+
+func openTab(t *testing.T, srv *Server, operator string) *operatorTab {
+	t.Helper()
+	// A browser context of its own per operator: its own cookies.
+	ctx, cancel := chromedp.NewContext(operatorAlloc, chromedp.WithNewBrowserContext())
+	t.Cleanup(cancel)
+	ctx, cancel2 := context.WithTimeout(ctx, 120*time.Second)
+	t.Cleanup(cancel2)
+	tab := &operatorTab{t: t, ctx: ctx, srv: srv}
+	tab.do("sign in",
+		chromedp.Navigate(srv.URL()+"/"),
+		chromedp.SendKeys(chromedp.ID("operator"), operator),
+		chromedp.SendKeys(chromedp.ID("token"), testToken),
+		chromedp.Click(chromedp.ID("signin-button")),
+		chromedp.WaitVisible(chromedp.ID("sessions")))
+	return tab
+}
+
+func (o *operatorTab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	o.t.Helper()
+	if err := chromedp.Do(o.ctx, steps...); err != nil {
+		o.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func evalIn[T any](o *operatorTab, what, expr string) T {
+	o.t.Helper()
+	v, err := chromedp.Run(o.ctx, chromedp.Evaluate[T](expr, func(p *cdpruntime.EvaluateParams) { p.AwaitPromise = new(true) }))
+	if err != nil {
+		o.t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+func (o *operatorTab) poll(what, expr string) {
+	o.t.Helper()
+	if _, err := chromedp.Run(o.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+		o.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// watch opens the session's live view and waits for a frame.
+func (o *operatorTab) watch(session string) {
+	o.t.Helper()
+	sel := chromedp.CSS(fmt.Sprintf(`#sessions tr[data-session=%q] button.watch`, session))
+	o.do("watch", chromedp.WaitVisible(sel), chromedp.Click(sel))
+	o.poll("first frame", `window.cuaConsole.frames() > 0 && document.getElementById('screen').naturalWidth > 0`)
+}
+
+func (o *operatorTab) claim() {
+	o.t.Helper()
+	o.do("claim", chromedp.Click(chromedp.ID("claim")))
+	o.poll("claimed", `window.cuaConsole.epoch() > 0`)
+}
+
+// idle waits until every gesture the page queued got its answer.
+func (o *operatorTab) idle() {
+	o.t.Helper()
+	evalIn[bool](o, "idle", `window.cuaConsole.idle().then(() => true)`)
+}
+
+// clickNode clicks, on the console's live picture, the centre of the node
+// of the parked page with that role and name.
+func (o *operatorTab) clickNode(lv *live, role, name string) {
+	o.t.Helper()
+	lv.mu.Lock()
+	snap, err := lv.observe(o.ctx)
+	sx, sy, scale := lv.scrollX, lv.scrollY, lv.scale
+	lv.mu.Unlock()
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	var n *domain.Node
+	for i := range snap.Nodes {
+		if snap.Nodes[i].Role == role && snap.Nodes[i].Name == name && !snap.Nodes[i].Bounds.Empty() {
+			n = &snap.Nodes[i]
+		}
+	}
+	if n == nil {
+		o.t.Fatalf("no %s %q on the parked page", role, name)
+	}
+	cx, cy := n.Bounds.Center()
+	r := o.pictureAt()
+	o.do("click "+name, chromedp.MouseClickXY(r.X+(cx-sx)*scale, r.Y+(cy-sy)*scale))
+	o.idle()
+}
+
+type point struct{ X, Y float64 }
+
+// pictureAt is where the live picture's top left corner is in the tab.
+func (o *operatorTab) pictureAt() point {
+	return evalIn[point](o, "locate the picture",
+		`(() => { const r = document.getElementById('screen').getBoundingClientRect(); return {X: r.left, Y: r.top}; })()`)
+}
+
+func (o *operatorTab) status() string {
+	return evalIn[string](o, "status", `document.getElementById('status').textContent`)
+}
+
+// screenshot captures the operator's tab as PNG.
+func (o *operatorTab) screenshot() []byte {
+	buf, err := chromedp.Run(o.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		o.t.Fatalf("screenshot: %v", err)
+	}
+	return buf
+}
