@@ -11,8 +11,10 @@ import (
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
+	submitcmd "github.com/cuahq/cua/internal/cmd/submit"
 	verifycmd "github.com/cuahq/cua/internal/cmd/verify"
 	versioncmd "github.com/cuahq/cua/internal/cmd/version"
+	workercmd "github.com/cuahq/cua/internal/cmd/worker"
 	"github.com/cuahq/cua/internal/cmdutil"
 )
 
@@ -35,5 +37,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	root.AddCommand(workercmd.NewCmdWorker(f, nil))
+	root.AddCommand(submitcmd.NewCmdSubmit(f, nil))
 	return root
 }
