@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	batchcmd "github.com/cuahq/cua/internal/cmd/batch"
 	capabilitycmd "github.com/cuahq/cua/internal/cmd/capability"
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
@@ -39,5 +40,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
 	root.AddCommand(workercmd.NewCmdWorker(f, nil))
 	root.AddCommand(submitcmd.NewCmdSubmit(f, nil))
+	root.AddCommand(batchcmd.NewCmdBatch(f, nil))
 	return root
 }
