@@ -12,6 +12,7 @@ import (
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
+	servecmd "github.com/cuahq/cua/internal/cmd/serve"
 	submitcmd "github.com/cuahq/cua/internal/cmd/submit"
 	verifycmd "github.com/cuahq/cua/internal/cmd/verify"
 	versioncmd "github.com/cuahq/cua/internal/cmd/version"
@@ -41,5 +42,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(workercmd.NewCmdWorker(f, nil))
 	root.AddCommand(submitcmd.NewCmdSubmit(f, nil))
 	root.AddCommand(batchcmd.NewCmdBatch(f, nil))
+	root.AddCommand(servecmd.NewCmdServe(f, nil))
 	return root
 }

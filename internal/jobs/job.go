@@ -20,6 +20,8 @@ type Job struct {
 	Attempt int `json:"attempt"`
 	// Result is set once a worker finished it (or refused it).
 	Result *Result `json:"result,omitempty"`
+	// AttemptedBy names the River clients (worker processes) that took it.
+	AttemptedBy []string `json:"attempted_by,omitempty"`
 	// Errors are the failed attempts' errors, oldest first.
 	Errors      []string   `json:"errors,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
@@ -55,6 +57,7 @@ func jobOf(row *rivertype.JobRow) (*Job, error) {
 		}
 	}
 	j.Result = md.Output
+	j.AttemptedBy = row.AttemptedBy
 	for _, e := range row.Errors {
 		j.Errors = append(j.Errors, e.Error)
 	}

@@ -207,3 +207,9 @@ func MaxRisk(l *capability.Loaded) domain.Risk {
 	}
 	return r
 }
+
+// Class is how a result counts in a batch: "done" (SUCCESS or
+// BUSINESS_OUTCOME), "needs_human" or "failed".
+func (r *Result) Class() string {
+	return RowResult{Status: r.Status, NeedsHuman: r.NeedsHuman}.Class()
+}

@@ -52,11 +52,15 @@ type world struct {
 	app  *mockapp.Server
 	ctl  *mockapp.Client
 	dir  string
+	db   string
 	env  []string
 	base []string // flags every queue command takes
 }
 
-func setup(t *testing.T) *world {
+func setup(t *testing.T) *world { return setupDB(t, "") }
+
+// setupDB is setup on the store at db (empty: SQLite in the data dir).
+func setupDB(t *testing.T, db string) *world {
 	t.Helper()
 	app, err := mockapp.New(mockapp.Options{})
 	if err != nil {
@@ -67,11 +71,15 @@ func setup(t *testing.T) *world {
 	}
 	t.Cleanup(func() { app.Close() })
 	dir := t.TempDir()
-	w := &world{app: app, ctl: mockapp.NewClient(app.URL(), nil), dir: dir,
-		env: append(os.Environ(), "CUA_DATA_DIR="+dir, "CUA_DB=", "CUA_SECRET_COREBANK_OPERATOR=OP1001",
+	w := &world{app: app, ctl: mockapp.NewClient(app.URL(), nil), dir: dir, db: db,
+		env: append(os.Environ(), "CUA_DATA_DIR="+dir, "CUA_DB="+db, "CUA_SECRET_COREBANK_OPERATOR=OP1001",
 			"CUA_SECRET_COREBANK_PASSWORD=teller-pass-1"),
 		base: []string{"--base-url", app.URL()}}
-	files, _ := filepath.Glob(filepath.Join(examples, "*.yaml"))
+	abs, err := filepath.Abs(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(abs, "*.yaml"))
 	w.cua(t, append([]string{"catalog", "add"}, files...)...)
 	return w
 }
@@ -94,7 +102,7 @@ func (w *world) cua(t *testing.T, args ...string) string {
 // endedRuns counts, per job, the indexed runs that ended (a run done).
 func (w *world) endedRuns(t *testing.T) map[string]int {
 	t.Helper()
-	_, st, err := launch.Catalog(context.Background(), launch.StoreOptions{DataDir: w.dir, Getenv: func(string) string { return "" }})
+	_, st, err := launch.Catalog(context.Background(), launch.StoreOptions{DB: w.db, DataDir: w.dir, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
