@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -201,20 +200,28 @@ func openPostgres(ctx context.Context, dbURL string, rc *river.Config, workers i
 	return &Queue{c: c, close: pool.Close, workers: workers}, nil
 }
 
-// migratePostgres applies River's migrations in one transaction holding a
-// transaction-scoped advisory lock: workers starting together migrate once.
+// migratePostgres applies River's migrations, each in its own transaction
+// (one adds an enum value a later statement uses, which PostgreSQL refuses
+// inside one transaction), while this process holds a session advisory
+// lock on a dedicated connection: workers starting together migrate once.
 func migratePostgres(ctx context.Context, pool *pgxpool.Pool, drv *riverpgxv5.Driver) error {
 	m, err := rivermigrate.New(drv, &rivermigrate.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}
-	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrateLock)); err != nil {
-			return err
-		}
-		_, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil)
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
 		return err
-	})
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, int64(migrateLock)); err != nil {
+		return err
+	}
+	defer func() {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, int64(migrateLock))
+	}()
+	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	return err
 }
 
 // Start starts the workers (a no-op without workers). Work stops when ctx

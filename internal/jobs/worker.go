@@ -110,6 +110,11 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		}
 		return fmt.Errorf("run %s: %w", runID, err)
 	}
+	if ctx.Err() != nil && (rec.Effects == nil || !rec.Effects.Sent) {
+		// The attempt timed out or was cancelled having sent nothing: not
+		// a result; River retries it (or it stays cancelled).
+		return fmt.Errorf("run %s: %s: %w", runID, rec.FailureCode, ctx.Err())
+	}
 	res := resultOf(rec, job.Attempt)
 	if res.NeedsHuman {
 		res.Intervention, err = w.escalate(ctx, runID, reasonOf(rec))

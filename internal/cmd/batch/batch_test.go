@@ -163,7 +163,7 @@ func TestBatchKilledAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append([]string{"batch", "memberdesk.savings_balance@1.0.0", "--inputs", in, "--out", out, "--sessions", "2",
-		"--job-timeout", "8s", "--rescue-after", "9s"}, w.base...)
+		"--job-timeout", "15s", "--rescue-after", "16s"}, w.base...)
 	first := w.command(args...)
 	tty, err := pty.Start(first)
 	if err != nil {
@@ -194,7 +194,7 @@ func TestBatchKilledAndResumed(t *testing.T) {
 	resumed := time.Now()
 	res, err := w.command(args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("re-run: %v\n%s", err, res)
+		t.Errorf("re-run: %v\n%s", err, res)
 	}
 	t.Logf("first run %.1f rows/s; killed with %d results; resume took %s: %s", firstRate, before, time.Since(resumed).Round(time.Millisecond), strings.TrimSpace(string(res)))
 	if !strings.Contains(string(res), fmt.Sprintf("(%d already done)", before)) {
@@ -211,7 +211,7 @@ func TestBatchKilledAndResumed(t *testing.T) {
 			t.Fatal(err)
 		}
 		if r.Status != domain.StatusSuccess && r.Status != domain.StatusBusinessOutcome {
-			t.Errorf("row %d: %s %s", r.Row, r.Status, r.FailureCode)
+			t.Errorf("row %d: %s %s (job %d, run %s)", r.Row, r.Status, r.FailureCode, r.JobID, r.RunID)
 		}
 		rows[r.Row] = true
 	}
@@ -231,7 +231,8 @@ func TestBatchKilledAndResumed(t *testing.T) {
 // marked for a human and in the intervention queue; the ledger holds one.
 func TestTransferKilledAfterConfirm(t *testing.T) {
 	w := setup(t)
-	w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.0.0", "--approver", "test", "--max", "amount=500.00")
+	w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.0.0", "--approver", "test", "--once", "--input", "member_id=12345",
+		"--input", "from_account=Savings", "--input", "to_account=Checking", "--input", "amount=25.00")
 	ctx := context.Background()
 	// The survey dialog after the post holds the run on screen, so the
 	// kill lands after the effect and before the run ends.

@@ -66,8 +66,8 @@ func TestFleetOnPostgres(t *testing.T) {
 		if len(done) == len(ids) {
 			break
 		}
-		if time.Since(start) > 120*time.Second {
-			t.Fatalf("%d of 100 jobs final after 120s; workers:\n%s", len(done), logs.String())
+		if time.Since(start) > 240*time.Second {
+			t.Fatalf("%d of 100 jobs final after 240s; workers:\n%s", len(done), logs.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
