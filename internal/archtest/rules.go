@@ -153,6 +153,11 @@ var Rules = []Rule{
 	{Pkg: pipeline, MayImport: join(runtimeAndBelow, []string{model, agent, recorder, replay})},
 	// DESIGN.md says "replay, catalog, store, hitl"; plus what replay stands on.
 	{Pkg: jobs, MayImport: join(runtimeAndBelow, []string{replay, catalog, store, receipt})},
+	// The queue's runs wired to pipeline.Replay over launch's sessions, as
+	// `cua replay` runs them: part of the composition root for workers.
+	// `cua serve`'s HTTP API over the queue.
+	{Pkg: jobs + "/api", MayImport: []string{jobs}},
+	{Pkg: jobs + "/runner", MayImport: join(runtimeAndBelow, []string{jobs, replay, catalog, pipeline, launch})},
 	{Pkg: server, MayImport: join(runtimeAndBelow, []string{jobs, catalog, store, pipeline, receipt, replay})},
 	// Opening a surface session or a model for a command (a shared Chromium, a state
 	// contract session): part of the composition root, so it may wire the

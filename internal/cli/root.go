@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	batchcmd "github.com/cuahq/cua/internal/cmd/batch"
 	capabilitycmd "github.com/cuahq/cua/internal/cmd/capability"
 	catalogcmd "github.com/cuahq/cua/internal/cmd/catalog"
 	codegencmd "github.com/cuahq/cua/internal/cmd/codegen"
@@ -15,8 +16,11 @@ import (
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
+	servecmd "github.com/cuahq/cua/internal/cmd/serve"
+	submitcmd "github.com/cuahq/cua/internal/cmd/submit"
 	verifycmd "github.com/cuahq/cua/internal/cmd/verify"
 	versioncmd "github.com/cuahq/cua/internal/cmd/version"
+	workercmd "github.com/cuahq/cua/internal/cmd/worker"
 	"github.com/cuahq/cua/internal/cmdutil"
 )
 
@@ -43,5 +47,9 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
 	root.AddCommand(codegencmd.NewCmdCodegen(f, nil))
 	root.AddCommand(consolecmd.NewCmdConsole(f, nil))
+	root.AddCommand(workercmd.NewCmdWorker(f, nil))
+	root.AddCommand(submitcmd.NewCmdSubmit(f, nil))
+	root.AddCommand(batchcmd.NewCmdBatch(f, nil))
+	root.AddCommand(servecmd.NewCmdServe(f, nil))
 	return root
 }

@@ -1,0 +1,6 @@
+package batchcmd
+
+import _ "embed"
+
+//go:embed batch.txt
+var helpBatch string

@@ -1,0 +1,6 @@
+package servecmd
+
+import _ "embed"
+
+//go:embed serve.txt
+var helpServe string

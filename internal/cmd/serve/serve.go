@@ -1,0 +1,147 @@
+package servecmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/cmd/worker"
+	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/jobs"
+	"github.com/cuahq/cua/internal/jobs/api"
+	"github.com/cuahq/cua/internal/launch"
+)
+
+// ServeOptions are the flags of `cua serve`.
+type ServeOptions struct {
+	Worker workercmd.WorkerOptions
+	Addr   string
+	Token  string
+}
+
+// NewCmdServe builds `cua serve`.
+func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) error) *cobra.Command {
+	o := &ServeOptions{Worker: workercmd.WorkerOptions{IO: f.IO, Env: f.Getenv, Store: launch.StoreOptions{Getenv: f.Getenv}}}
+	cmd := &cobra.Command{
+		Use:     "serve",
+		Short:   "Serve the run queue's HTTP API with embedded workers",
+		Long:    cmdutil.Help(helpServe, false),
+		Example: cmdutil.Help(helpServe, true),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return Run(cmd.Context(), o)
+		},
+	}
+	w := &o.Worker
+	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
+	fl := cmd.Flags()
+	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8810", "listen address")
+	fl.StringVar(&o.Token, "token", "", "bearer token (default $CUA_SERVE_TOKEN, else made and written to <data-dir>/serve.token)")
+	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
+	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	return cmd
+}
+
+// Validate checks the flags before anything opens.
+func (o *ServeOptions) Validate() error {
+	if err := workercmd.ResolveQueue(&o.Worker.Store, &o.Worker.Queue); err != nil {
+		return err
+	}
+	if o.Worker.Queue.Workers < 0 {
+		return cmdutil.FlagErrorf("--workers: want 0 or more, got %d", o.Worker.Queue.Workers)
+	}
+	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
+		return cmdutil.FlagErrorf("--addr %q: want HOST:PORT", o.Addr)
+	}
+	if o.Token == "" {
+		o.Token = o.Worker.Env("CUA_SERVE_TOKEN")
+	}
+	return nil
+}
+
+// Run serves until ctx ends.
+func Run(ctx context.Context, o *ServeOptions) error {
+	w := &o.Worker
+	var q *jobs.Queue
+	var err error
+	if w.Queue.Workers > 0 {
+		var stop func()
+		if q, stop, err = workercmd.Start(ctx, w); err != nil {
+			return err
+		}
+		defer stop()
+	} else {
+		if q, err = jobs.Open(ctx, w.Queue); err != nil {
+			return err
+		}
+		defer q.Close()
+	}
+	if o.Token == "" {
+		if o.Token, err = writeToken(w.Store.DataDir); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return err
+	}
+	h, err := api.New(q, ln.Addr().String(), o.Token)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	fmt.Fprintf(w.IO.ErrOut, "serving http://%s (%d workers)\n", ln.Addr(), w.Queue.Workers)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// writeToken makes a token and writes it to <dataDir>/serve.token (0600,
+// temp file + rename).
+func writeToken(dataDir string) (string, error) {
+	var b [24]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	tok := hex.EncodeToString(b[:])
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return "", err
+	}
+	path := filepath.Join(dataDir, "serve.token")
+	tmp, err := os.CreateTemp(dataDir, ".serve.token-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(tok + "\n"); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	return tok, os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,6 @@
+package submitcmd
+
+import _ "embed"
+
+//go:embed submit.txt
+var helpSubmit string

@@ -1,0 +1,6 @@
+package workercmd
+
+import _ "embed"
+
+//go:embed worker.txt
+var helpWorker string

@@ -1,0 +1,151 @@
+package workercmd
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/jobs"
+	"github.com/cuahq/cua/internal/jobs/runner"
+	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/secret"
+)
+
+// WorkerOptions are the worker's flags.
+type WorkerOptions struct {
+	IO          *cmdutil.IOStreams
+	Env         func(string) string
+	Store       launch.StoreOptions
+	Queue       jobs.Config
+	Launch      launch.Options
+	SecretsFile string
+}
+
+// NewCmdWorker builds `cua worker`.
+func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions) error) *cobra.Command {
+	o := &WorkerOptions{IO: f.IO, Env: f.Getenv, Store: launch.StoreOptions{Getenv: f.Getenv}}
+	cmd := &cobra.Command{
+		Use:     "worker",
+		Short:   "Work the run queue (SQLite beside the store, or a fleet's PostgreSQL)",
+		Long:    cmdutil.Help(helpWorker, false),
+		Example: cmdutil.Help(helpWorker, true),
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return Run(cmd.Context(), o)
+		},
+	}
+	QueueFlags(cmd, &o.Store, &o.Queue)
+	fl := cmd.Flags()
+	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
+	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	return cmd
+}
+
+// QueueFlags binds the flags every queue command shares: --db,
+// --data-dir, --workers, --job-timeout and --rescue-after.
+func QueueFlags(cmd *cobra.Command, st *launch.StoreOptions, q *jobs.Config) {
+	cmdutil.StoreFlags(cmd, st, true)
+	fl := cmd.Flags()
+	fl.IntVar(&q.Workers, "workers", 2, "runs worked at once by this process")
+	fl.DurationVar(&q.JobTimeout, "job-timeout", 5*time.Minute, "longest one attempt of a run may take")
+	fl.DurationVar(&q.RescueAfter, "rescue-after", 0, "hand a run whose worker vanished to another after this long (default job timeout + 30s)")
+}
+
+// Validate checks the flags before anything opens.
+func (o *WorkerOptions) Validate() error {
+	if err := ResolveQueue(&o.Store, &o.Queue); err != nil {
+		return err
+	}
+	if o.Queue.Workers < 1 {
+		return cmdutil.FlagErrorf("--workers: want 1 or more, got %d", o.Queue.Workers)
+	}
+	return nil
+}
+
+// ResolveQueue fills the queue's location from the store's: the same
+// PostgreSQL database, or <data-dir>/queue.db; a bad --db is a FlagError.
+func ResolveQueue(st *launch.StoreOptions, q *jobs.Config) error {
+	if st.DB == "" {
+		st.DB = st.Getenv("CUA_DB")
+	}
+	st.DataDir = launch.DataDir(st.DataDir, st.Getenv)
+	q.DB, q.SQLitePath = st.DB, jobs.QueuePath(st.DataDir)
+	if q.JobTimeout <= 0 {
+		return cmdutil.FlagErrorf("--job-timeout: want a positive duration")
+	}
+	if q.RescueAfter != 0 && q.RescueAfter <= q.JobTimeout {
+		return cmdutil.FlagErrorf("--rescue-after (%s) must be longer than --job-timeout (%s)", q.RescueAfter, q.JobTimeout)
+	}
+	if q.DB != "" && !jobs.IsPostgres(q.DB) {
+		return cmdutil.FlagErrorf("--db: %v", launch.ErrDBSpec)
+	}
+	return nil
+}
+
+// Run works the queue until ctx ends.
+func Run(ctx context.Context, o *WorkerOptions) error {
+	_, stop, err := Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.ErrOut, "worker: %d at once on %s\n", o.Queue.Workers, where(o.Queue))
+	<-ctx.Done()
+	stop()
+	return nil
+}
+
+// Start opens the catalog and the queue and starts workers; stop waits
+// for running runs (up to the job timeout) and closes everything.
+func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
+	sec, err := secret.NewStore(o.Env, o.SecretsFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	cat, st, err := cmdutil.OpenCatalog(ctx, o.Store)
+	if err != nil {
+		return nil, nil, err
+	}
+	run := runner.New(context.WithoutCancel(ctx), runner.Config{DataDir: o.Store.DataDir, Launch: o.Launch, Secrets: sec,
+		Logger: func(red *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, red) }})
+	qc := o.Queue
+	qc.Worker = jobs.NewWorker(cat, st, run, cmdutil.NewLogger(o.IO.ErrOut, redact.New()))
+	q, err := jobs.Open(ctx, qc)
+	if err != nil {
+		run.Close()
+		st.Close()
+		return nil, nil, err
+	}
+	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
+		q.Close()
+		run.Close()
+		st.Close()
+		return nil, nil, err
+	}
+	stop := func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), qc.JobTimeout)
+		defer cancel()
+		_ = q.Stop(sctx)
+		q.Close()
+		run.Close()
+		st.Close()
+	}
+	return q, stop, nil
+}
+
+func where(q jobs.Config) string {
+	if q.DB != "" {
+		return "PostgreSQL"
+	}
+	return q.SQLitePath
+}

@@ -1,0 +1,190 @@
+// Package api is the HTTP API of `cua serve`: submit a run, get one, list
+// them, cancel one, as JSON over the run queue (package jobs), described by
+// schema/jobs-api.openapi.json.
+//
+// Every request passes one gate before any route (tailscale's localapi
+// manner): the Host must be the address the server listens on (no DNS
+// rebinding), a request with an Origin must come from that same origin,
+// and the bearer token must match (compared in constant time). It owns
+// routing, the gate and JSON errors; it never runs a capability itself.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/cuahq/cua/internal/jobs"
+)
+
+// queue is what the API needs of a *jobs.Queue.
+type queue interface {
+	Submit(ctx context.Context, a jobs.RunArgs) (*jobs.Job, error)
+	Get(ctx context.Context, id int64) (*jobs.Job, error)
+	List(ctx context.Context, p jobs.ListParams) ([]*jobs.Job, error)
+	Cancel(ctx context.Context, id int64) (*jobs.Job, error)
+}
+
+// Handler serves the API for one listen address. Safe for concurrent use.
+type Handler struct {
+	q     queue
+	token string
+	hosts []string
+	mux   *http.ServeMux
+}
+
+// New returns the API over q; addr is the host:port clients use (the
+// listener's), token the bearer token every request must carry.
+func New(q queue, addr, token string) (*Handler, error) {
+	if token == "" {
+		return nil, errors.New("api: a token is required")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("api: addr %q: %w", addr, err)
+	}
+	h := &Handler{q: q, token: token, hosts: []string{addr}, mux: http.NewServeMux()}
+	if host == "127.0.0.1" || host == "::1" || host == "localhost" {
+		h.hosts = append(h.hosts, "localhost:"+port, "127.0.0.1:"+port, "[::1]:"+port)
+	}
+	h.mux.HandleFunc("POST /v1/runs", h.submit)
+	h.mux.HandleFunc("GET /v1/runs", h.list)
+	h.mux.HandleFunc("GET /v1/runs/{id}", h.get)
+	h.mux.HandleFunc("POST /v1/runs/{id}/cancel", h.cancel)
+	return h, nil
+}
+
+// ServeHTTP is the gate: Host, Origin, token, then the route.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-store")
+	if !h.hostOK(r.Host) {
+		writeError(w, http.StatusMisdirectedRequest, "host", "unknown host")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.originOK(o) {
+		writeError(w, http.StatusForbidden, "origin", "cross-origin requests are refused")
+		return
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(h.token)) != 1 {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cua"`)
+		writeError(w, http.StatusUnauthorized, "token", "a valid bearer token is required")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) hostOK(host string) bool {
+	for _, ok := range h.hosts {
+		if host == ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *Handler) originOK(origin string) bool {
+	for _, ok := range h.hosts {
+		if origin == "http://"+ok {
+			return true
+		}
+	}
+	return false
+}
+
+// maxBody bounds a submitted run.
+const maxBody = 1 << 20
+
+func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "content-type", "want application/json")
+		return
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	var a jobs.RunArgs
+	if err := dec.Decode(&a); err != nil {
+		writeError(w, http.StatusBadRequest, "body", "invalid run: "+err.Error())
+		return
+	}
+	if err := a.Validate(); err != nil {
+		field, _, _ := strings.Cut(err.Error(), ":")
+		writeError(w, http.StatusBadRequest, field, err.Error())
+		return
+	}
+	j, err := h.q.Submit(r.Context(), a)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "", "submit failed")
+		return
+	}
+	status := http.StatusCreated
+	if j.Duplicate {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, j)
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	h.one(w, r, h.q.Get)
+}
+
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	h.one(w, r, h.q.Cancel)
+}
+
+func (h *Handler) one(w http.ResponseWriter, r *http.Request, f func(context.Context, int64) (*jobs.Job, error)) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeError(w, http.StatusBadRequest, "id", "want a positive job id")
+		return
+	}
+	j, err := f(r.Context(), id)
+	switch {
+	case errors.Is(err, jobs.ErrNotFound):
+		writeError(w, http.StatusNotFound, "id", "no such run")
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "", "request failed")
+	default:
+		writeJSON(w, http.StatusOK, j)
+	}
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	p := jobs.ListParams{State: r.URL.Query().Get("state")}
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "limit", "want a number")
+			return
+		}
+		p.Limit = n
+	}
+	if err := p.Validate(); err != nil {
+		field, _, _ := strings.Cut(err.Error(), ":")
+		writeError(w, http.StatusBadRequest, field, err.Error())
+		return
+	}
+	js, err := h.q.List(r.Context(), p)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "", "list failed")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"runs": js})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, field, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg, "field": field})
+}

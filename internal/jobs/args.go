@@ -1,0 +1,80 @@
+package jobs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/riverqueue/river"
+)
+
+// Kind is the River job kind of a run.
+const Kind = "cua_run"
+
+// RunArgs is one run: the job's arguments, stored as JSON in the queue.
+type RunArgs struct {
+	// Ref names the capability in the catalog: id@version, id or sha256:….
+	Ref string `json:"ref" river:"unique"`
+	// ContentHash, when set, pins the content the run must execute: a
+	// catalog version with other content is refused.
+	ContentHash string            `json:"content_hash,omitempty"`
+	Inputs      map[string]string `json:"inputs,omitempty"`
+	// IdempotencyKey, when set, makes the job unique per Ref: submitting
+	// the same key again returns the first job instead of a new one.
+	IdempotencyKey string `json:"idempotency_key,omitempty" river:"unique"`
+	// Priority is River's priority, 1 (first) to 4; 0 means 1.
+	Priority int `json:"priority,omitempty"`
+	// BaseURL is the application's base URL.
+	BaseURL string `json:"base_url"`
+	// Unattended requires a catalog approval covering the inputs.
+	Unattended bool `json:"unattended,omitempty"`
+	// ReleaseGates are the gated step ids a reviewer released.
+	ReleaseGates []string `json:"release_gates,omitempty"`
+	// Batch groups the jobs of one `cua batch` (its name), for listing.
+	Batch string `json:"batch,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (RunArgs) Kind() string { return Kind }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: a run with an
+// idempotency key is unique by (Ref, IdempotencyKey) in every state.
+func (a RunArgs) InsertOpts() river.InsertOpts {
+	o := river.InsertOpts{MaxAttempts: MaxAttempts, Priority: max(a.Priority, 1)}
+	if a.IdempotencyKey != "" {
+		o.UniqueOpts = river.UniqueOpts{ByArgs: true}
+	}
+	if a.Batch != "" {
+		o.Tags = []string{"batch"}
+	}
+	return o
+}
+
+// MaxAttempts bounds the attempts of a run that sends no effect.
+const MaxAttempts = 5
+
+// Validate checks the arguments before they reach the queue; errors name
+// the field.
+func (a RunArgs) Validate() error {
+	switch {
+	case strings.TrimSpace(a.Ref) == "":
+		return fmt.Errorf("ref: a capability reference (ID, ID@VERSION or sha256:HASH) is required")
+	case a.ContentHash != "" && !strings.HasPrefix(a.ContentHash, "sha256:"):
+		return fmt.Errorf("content_hash: want sha256:HEX, got %q", a.ContentHash)
+	case a.Priority < 0 || a.Priority > 4:
+		return fmt.Errorf("priority: want 1 to 4, got %d", a.Priority)
+	case a.BaseURL == "":
+		return fmt.Errorf("base_url: the application's base URL is required")
+	case len(a.IdempotencyKey) > 200:
+		return fmt.Errorf("idempotency_key: at most 200 characters")
+	}
+	for k := range a.Inputs {
+		if k == "" {
+			return fmt.Errorf("inputs: an input name is empty")
+		}
+	}
+	return nil
+}
+
+// RunID is the run id of one attempt of a job: the catalog indexes the
+// attempt under it before a surface opens, so a later attempt can find it.
+func RunID(jobID int64, attempt int) string { return fmt.Sprintf("j%d-a%d", jobID, attempt) }

@@ -1,0 +1,368 @@
+package jobs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/csv"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cuahq/cua/internal/domain"
+)
+
+// Row is one line of a batch's inputs file.
+type Row struct {
+	// N is the row's number, 1 for the first data row.
+	N      int               `json:"row"`
+	Inputs map[string]string `json:"inputs"`
+}
+
+// ReadRows reads a batch's rows: a CSV file whose header names the inputs,
+// or JSON Lines of objects of input values (strings or numbers). Errors
+// name the file and row.
+func ReadRows(path string) ([]Row, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--inputs: %w", err)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		return csvRows(path, data)
+	case ".jsonl", ".ndjson":
+		return jsonlRows(path, data)
+	}
+	return nil, fmt.Errorf("--inputs %s: want a .csv or .jsonl file", path)
+}
+
+func csvRows(path string, data []byte) ([]Row, error) {
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		return nil, fmt.Errorf("--inputs %s: %w", path, err)
+	}
+	if len(recs) < 1 {
+		return nil, fmt.Errorf("--inputs %s: no header row", path)
+	}
+	head := recs[0]
+	for i, h := range head {
+		if strings.TrimSpace(h) == "" {
+			return nil, fmt.Errorf("--inputs %s: column %d has no name", path, i+1)
+		}
+	}
+	rows := make([]Row, 0, len(recs)-1)
+	for i, rec := range recs[1:] {
+		in := make(map[string]string, len(head))
+		for c, h := range head {
+			in[strings.TrimSpace(h)] = rec[c]
+		}
+		rows = append(rows, Row{N: i + 1, Inputs: in})
+	}
+	return rows, nil
+}
+
+func jsonlRows(path string, data []byte) ([]Row, error) {
+	var rows []Row
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if strings.TrimSpace(sc.Text()) == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(sc.Text()))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("--inputs %s line %d: %w", path, line, err)
+		}
+		in := make(map[string]string, len(m))
+		for k, v := range m {
+			switch v := v.(type) {
+			case string:
+				in[k] = v
+			case json.Number:
+				in[k] = v.String()
+			case bool:
+				in[k] = fmt.Sprint(v)
+			default:
+				return nil, fmt.Errorf("--inputs %s line %d: input %q: want a string or a number", path, line, k)
+			}
+		}
+		rows = append(rows, Row{N: len(rows) + 1, Inputs: in})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--inputs %s: %w", path, err)
+	}
+	return rows, nil
+}
+
+// RowKey is a row's idempotency key: the capability, the row number and
+// its inputs, so re-running the same file finds the same jobs.
+func RowKey(ref string, r Row) string {
+	names := make([]string, 0, len(r.Inputs))
+	for k := range r.Inputs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%d", ref, r.N)
+	for _, k := range names {
+		fmt.Fprintf(h, "\x00%s=%s", k, r.Inputs[k])
+	}
+	return "row-" + hex.EncodeToString(h.Sum(nil))[:24]
+}
+
+// RowResult is one record of a batch's results file.
+type RowResult struct {
+	Row         int                `json:"row"`
+	Key         string             `json:"idempotency_key"`
+	JobID       int64              `json:"job_id"`
+	State       string             `json:"state"`
+	RunID       string             `json:"run_id,omitempty"`
+	Status      domain.RunStatus   `json:"status,omitempty"`
+	Outcome     string             `json:"outcome,omitempty"`
+	FailureCode domain.FailureCode `json:"failure_code,omitempty"`
+	Outputs     map[string]any     `json:"outputs,omitempty"`
+	NeedsHuman  bool               `json:"needs_human,omitempty"`
+}
+
+// Class is how a row ended for the progress count: "done", "failed" or
+// "needs_human".
+func (r RowResult) Class() string {
+	switch {
+	case r.NeedsHuman:
+		return "needs_human"
+	case r.Status == domain.StatusSuccess || r.Status == domain.StatusBusinessOutcome:
+		return "done"
+	}
+	return "failed"
+}
+
+// Progress is a batch's state, passed to BatchParams.Progress.
+type Progress struct {
+	Total, Done, Failed, NeedsHuman, Skipped int
+	Elapsed                                  time.Duration
+}
+
+// Finished is how many rows have ended, skipped ones included.
+func (p Progress) Finished() int { return p.Done + p.Failed + p.NeedsHuman }
+
+// Rate is the rows per second this run finished (skipped rows excluded).
+func (p Progress) Rate() float64 {
+	if p.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Finished()-p.Skipped) / p.Elapsed.Seconds()
+}
+
+// ETA is the time left at the current rate; 0 when unknown.
+func (p Progress) ETA() time.Duration {
+	r := p.Rate()
+	if r <= 0 {
+		return 0
+	}
+	return time.Duration(float64(p.Total-p.Finished()) / r * float64(time.Second))
+}
+
+// BatchParams is one batch.
+type BatchParams struct {
+	// Args is every row's run without inputs and key.
+	Args RunArgs
+	Rows []Row
+	// Out is the results file (JSON Lines, one record per row, in row
+	// order once the batch ends); rows it already holds are not run again.
+	Out string
+	// Progress, when set, is called after every finished row and at least
+	// every Tick.
+	Progress func(Progress)
+	Tick     time.Duration
+	Now      func() time.Time
+}
+
+// RunBatch queues every row not already in p.Out, waits for all of them,
+// appending each result to p.Out as it ends (synced), and finally rewrites
+// p.Out in row order (temp file + rename). After a crash, running it again
+// submits the same keys: finished jobs are read back, not run again.
+func (q *Queue) RunBatch(ctx context.Context, p BatchParams) (Progress, error) {
+	now := p.Now
+	if now == nil {
+		now = time.Now
+	}
+	if p.Tick == 0 {
+		p.Tick = 250 * time.Millisecond
+	}
+	start := now()
+	prev, err := ReadResults(p.Out)
+	if err != nil {
+		return Progress{}, err
+	}
+	pr := Progress{Total: len(p.Rows)}
+	results := map[int]RowResult{}
+	pending := map[int64]Row{}
+	for _, r := range p.Rows {
+		key := RowKey(p.Args.Ref, r)
+		if old, ok := prev[key]; ok {
+			results[r.N] = old
+			count(&pr, old)
+			pr.Skipped++
+			continue
+		}
+		a := p.Args
+		a.Inputs, a.IdempotencyKey = r.Inputs, key
+		j, err := q.Submit(ctx, a)
+		if err != nil {
+			return pr, fmt.Errorf("row %d: %w", r.N, err)
+		}
+		pending[j.ID] = r
+	}
+	f, err := os.OpenFile(p.Out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return pr, fmt.Errorf("--out: %w", err)
+	}
+	defer f.Close()
+	report := func() {
+		if p.Progress != nil {
+			pr.Elapsed = now().Sub(start)
+			p.Progress(pr)
+		}
+	}
+	report()
+	t := time.NewTicker(p.Tick)
+	defer t.Stop()
+	for len(pending) > 0 {
+		if err := q.collect(ctx, pending, results, f, &pr, report); err != nil {
+			return pr, err
+		}
+		if len(pending) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return pr, ctx.Err()
+		case <-t.C:
+			report()
+		}
+	}
+	report()
+	return pr, writeResults(p.Out, p.Rows, results)
+}
+
+// collect reads the pending jobs, moving each final one to results and
+// the results file.
+func (q *Queue) collect(ctx context.Context, pending map[int64]Row, results map[int]RowResult, f *os.File, pr *Progress, report func()) error {
+	ids := make([]int64, 0, len(pending))
+	for id := range pending {
+		ids = append(ids, id)
+	}
+	for len(ids) > 0 {
+		n := min(len(ids), 1000)
+		js, err := q.List(ctx, ListParams{IDs: ids[:n], Limit: n})
+		if err != nil {
+			return err
+		}
+		ids = ids[n:]
+		for _, j := range js {
+			if !j.Final() {
+				continue
+			}
+			r := pending[j.ID]
+			res := rowResult(r.N, j)
+			line, _ := json.Marshal(res)
+			if _, err := f.Write(append(line, '\n')); err != nil {
+				return fmt.Errorf("--out: %w", err)
+			}
+			results[r.N] = res
+			delete(pending, j.ID)
+			count(pr, res)
+			report()
+		}
+	}
+	return f.Sync()
+}
+
+func count(pr *Progress, r RowResult) {
+	switch r.Class() {
+	case "done":
+		pr.Done++
+	case "needs_human":
+		pr.NeedsHuman++
+	default:
+		pr.Failed++
+	}
+}
+
+func rowResult(n int, j *Job) RowResult {
+	r := RowResult{Row: n, Key: j.Args.IdempotencyKey, JobID: j.ID, State: j.State}
+	if res := j.Result; res != nil {
+		r.RunID, r.Status, r.Outcome, r.FailureCode, r.Outputs, r.NeedsHuman =
+			res.RunID, res.Status, res.Outcome, res.FailureCode, res.Outputs, res.NeedsHuman
+	} else {
+		r.Status = domain.StatusFailed
+	}
+	return r
+}
+
+// ReadResults reads a results file into its records by idempotency key; a
+// missing file is empty, and a torn last line (a crash mid-write) is
+// ignored.
+func ReadResults(path string) (map[string]RowResult, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]RowResult{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--out: %w", err)
+	}
+	out := map[string]RowResult{}
+	lines := strings.Split(string(data), "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		var r RowResult
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			if i == len(lines)-1 {
+				break // torn last line
+			}
+			return nil, fmt.Errorf("--out %s line %d: %w", path, i+1, err)
+		}
+		out[r.Key] = r
+	}
+	return out, nil
+}
+
+// writeResults rewrites the results file in row order, atomically.
+func writeResults(path string, rows []Row, results map[int]RowResult) error {
+	var buf bytes.Buffer
+	for _, r := range rows {
+		if res, ok := results[r.N]; ok {
+			line, _ := json.Marshal(res)
+			buf.Write(append(line, '\n'))
+		}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".results-*")
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, &buf); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("--out: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,113 @@
+// Package runner runs a queued job's replay exactly the way `cua replay`
+// does: pipeline.Replay, gated and indexed by the catalog, over sessions
+// that launch opens (one Chromium per worker process and target, a fresh
+// browser context per run; or a state-contract session).
+//
+// It owns that wiring for the queue's workers and nothing else: it never
+// decides whether a run may be retried (package jobs does), never prints,
+// and never reads flags or the environment (secrets come in a store the
+// command made).
+package runner
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/jobs"
+	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/runtime"
+)
+
+// Config is what every run of a worker shares.
+type Config struct {
+	// DataDir roots the evidence tree (<DataDir>/runs/<run-id>).
+	DataDir string
+	// Launch names the browser (Browser, CDPURL, Headful); Kind, BaseURL
+	// and AllowedDomains come from each run.
+	Launch  launch.Options
+	Secrets runtime.SecretSource
+	// Logger returns a run's logger over its redactor (so secrets a run
+	// resolves are redacted from what it logs); nil discards.
+	Logger func(*redact.Redactor) *slog.Logger
+}
+
+// Runner is a jobs.Runner. Safe for concurrent use.
+type Runner struct {
+	cfg  Config
+	base context.Context
+
+	mu        sync.Mutex
+	launchers map[string]*launch.Launcher
+}
+
+var _ jobs.Runner = (*Runner)(nil)
+
+// New returns a Runner whose browsers live as long as ctx (or until Close).
+func New(ctx context.Context, cfg Config) *Runner {
+	if cfg.Logger == nil {
+		cfg.Logger = func(*redact.Redactor) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+	}
+	return &Runner{cfg: cfg, base: ctx, launchers: map[string]*launch.Launcher{}}
+}
+
+// Run replays req through pipeline.Replay.
+func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, error) {
+	c := req.Capability.Capability
+	l, err := r.launcher(c.Surface, req.BaseURL, c.Policy.AllowedDomains)
+	if err != nil {
+		return nil, err
+	}
+	red := redact.New()
+	o := replay.Options{Capability: req.Capability, Inputs: req.Inputs, BaseURL: req.BaseURL, Redactor: red,
+		DataDir: r.cfg.DataDir, RunID: req.RunID, Logger: r.cfg.Logger(red), ReleasedGates: req.ReleasedGates,
+		Secrets: r.cfg.Secrets}
+	p := pipeline.ReplayParams{Run: o, Library: req.Library, Open: l.Open}
+	if req.Gate != nil {
+		p.Gate = req.Gate
+	}
+	return pipeline.Replay(ctx, p)
+}
+
+// launcher returns the launcher of one target, starting its browser under
+// the runner's context the first time (a browser started under a job's
+// context would die with the job).
+func (r *Runner) launcher(kind domain.Surface, baseURL string, allowed []string) (*launch.Launcher, error) {
+	key := string(kind) + "\x00" + baseURL + "\x00" + strings.Join(allowed, ",")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if l, ok := r.launchers[key]; ok {
+		return l, nil
+	}
+	o := r.cfg.Launch
+	o.Kind, o.BaseURL, o.AllowedDomains = kind, baseURL, allowed
+	if o.Logger == nil {
+		o.Logger = r.cfg.Logger(redact.New())
+	}
+	l := launch.New(o)
+	if kind != domain.SurfaceState {
+		s, err := l.Open(r.base)
+		if err != nil {
+			return nil, err
+		}
+		s.Close()
+	}
+	r.launchers[key] = l
+	return l, nil
+}
+
+// Close closes every browser the runner started; runs must be over.
+func (r *Runner) Close() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, l := range r.launchers {
+		l.Close()
+		delete(r.launchers, k)
+	}
+}

@@ -1,0 +1,220 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/riverqueue/river"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/store"
+)
+
+// Runner runs one replay and returns its record (pipeline.Replay with a
+// session opener, wired by the composition root). The error is non-nil
+// only when the run could not be made; every outcome is in the record.
+// It must be safe for concurrent use.
+type Runner interface {
+	Run(ctx context.Context, r Request) (*domain.RunRecord, error)
+}
+
+// Request is one replay a Runner makes.
+type Request struct {
+	RunID      string
+	Capability *capability.Loaded
+	// Library serves the capabilities it calls (the catalog).
+	Library replay.Library
+	// Gate admits and indexes the run in the catalog.
+	Gate          *catalog.Gate
+	Inputs        map[string]string
+	BaseURL       string
+	ReleasedGates []string
+}
+
+// interventions is where runs a human must look at go.
+type interventions interface {
+	EnqueueIntervention(ctx context.Context, in store.Intervention) (store.Intervention, error)
+}
+
+// Worker works [RunArgs] jobs: it resolves the capability in the catalog,
+// checks its pinned hash, refuses to retry an attempt after an effect, and
+// runs it through its Runner. Safe for concurrent use.
+type Worker struct {
+	river.WorkerDefaults[RunArgs]
+	cat    *catalog.Catalog
+	queue  interventions
+	run    Runner
+	logger *slog.Logger
+}
+
+// NewWorker returns a worker over the catalog; interventions go to st.
+func NewWorker(cat *catalog.Catalog, st interventions, run Runner, logger *slog.Logger) *Worker {
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Worker{cat: cat, queue: st, run: run, logger: logger}
+}
+
+// Result is what a finished job holds (River's recorded output).
+type Result struct {
+	RunID       string             `json:"run_id"`
+	Status      domain.RunStatus   `json:"status"`
+	Outcome     string             `json:"outcome,omitempty"`
+	FailureCode domain.FailureCode `json:"failure_code,omitempty"`
+	Message     string             `json:"message,omitempty"`
+	Outputs     map[string]any     `json:"outputs,omitempty"`
+	Effects     *domain.Effects    `json:"effects,omitempty"`
+	// NeedsHuman marks a run handed to a person: NEEDS_HUMAN, an effect
+	// sent and not confirmed, or an attempt that died after (or maybe
+	// after) an effect. Intervention names its queue entry.
+	NeedsHuman   bool   `json:"needs_human,omitempty"`
+	Intervention string `json:"intervention,omitempty"`
+	DurationMS   int64  `json:"duration_ms"`
+	Attempt      int    `json:"attempt"`
+}
+
+// Work implements river.Worker.
+func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
+	a := job.Args
+	l, _, err := w.cat.Resolve(ctx, a.Ref)
+	if err != nil {
+		if domain.ErrorCode(err) != domain.CodeInternal || errors.Is(err, store.ErrNotFound) {
+			return w.refuse(ctx, job, domain.ErrorCode(err), err)
+		}
+		return fmt.Errorf("resolve %s: %w", a.Ref, err)
+	}
+	if a.ContentHash != "" && l.Hash != a.ContentHash {
+		return w.refuse(ctx, job, domain.CodeHashMismatch,
+			fmt.Errorf("%s resolves to %s, the job was pinned to %s", a.Ref, l.Hash, a.ContentHash))
+	}
+	for k := 1; k < job.Attempt; k++ {
+		if stop, err := w.prior(ctx, job, l, RunID(job.ID, k)); stop || err != nil {
+			return err
+		}
+	}
+	runID := RunID(job.ID, job.Attempt)
+	rec, err := w.run.Run(ctx, Request{RunID: runID, Capability: l, Library: w.cat.Library(ctx),
+		Gate: w.cat.Gate(catalog.RunParams{Unattended: a.Unattended}), Inputs: a.Inputs, BaseURL: a.BaseURL,
+		ReleasedGates: a.ReleaseGates})
+	if err != nil {
+		// The run could not be made; if it was indexed, it may have begun.
+		if stop, perr := w.prior(ctx, job, l, runID); stop || perr != nil {
+			return errors.Join(err, perr)
+		}
+		return fmt.Errorf("run %s: %w", runID, err)
+	}
+	if ctx.Err() != nil && (rec.Effects == nil || !rec.Effects.Sent) {
+		// The attempt timed out or was cancelled having sent nothing: not
+		// a result; River retries it (or it stays cancelled).
+		return fmt.Errorf("run %s: %s: %w", runID, rec.FailureCode, ctx.Err())
+	}
+	res := resultOf(rec, job.Attempt)
+	if res.NeedsHuman {
+		res.Intervention, err = w.escalate(ctx, runID, reasonOf(rec))
+		if err != nil {
+			return err
+		}
+	}
+	w.logger.InfoContext(ctx, "run finished", slog.Int64("job", job.ID), slog.String("run_id", runID),
+		slog.String("status", string(rec.Status)), slog.Bool("needs_human", res.NeedsHuman))
+	return river.RecordOutput(ctx, res)
+}
+
+// prior checks an earlier attempt's run: stop is true (and the job is
+// cancelled, its result recorded) when it sent an effect or may have.
+func (w *Worker) prior(ctx context.Context, job *river.Job[RunArgs], l *capability.Loaded, runID string) (stop bool, err error) {
+	r, err := w.cat.Run(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil // it ended before the catalog indexed it: nothing was sent
+	}
+	if err != nil {
+		return false, fmt.Errorf("earlier attempt %s: %w", runID, err)
+	}
+	rec, err := catalog.Record(r)
+	if err != nil {
+		return false, err
+	}
+	var why string
+	switch {
+	case rec.Effects != nil && rec.Effects.Sent:
+		why = fmt.Sprintf("attempt run %s sent an effect (%s); a queue never retries it", runID, effectList(rec.Effects))
+	case r.EndedAt.IsZero() && MaxRisk(l).Rank() >= domain.RiskElevated.Rank():
+		why = fmt.Sprintf("attempt run %s of %s (%s) died before it ended: whether its effect was sent is unknown; check the application", runID, l.Capability.Ref(), MaxRisk(l))
+	default:
+		return false, nil
+	}
+	res := Result{RunID: runID, Status: domain.StatusNeedsHuman, FailureCode: domain.CodeEffectUnknown, Message: why,
+		Effects: rec.Effects, NeedsHuman: true, Attempt: job.Attempt}
+	if res.Intervention, err = w.escalate(ctx, runID, why); err != nil {
+		return false, err
+	}
+	w.logger.WarnContext(ctx, "run needs a human", slog.Int64("job", job.ID), slog.String("run_id", runID), slog.String("reason", why))
+	if err := river.RecordOutput(ctx, res); err != nil {
+		return false, err
+	}
+	return true, river.JobCancel(domain.Errorf(domain.CodeEffectUnknown, "%s", why))
+}
+
+// escalate enqueues an intervention for runID; its id is derived from the
+// run, so a repeat after a crash finds it instead of adding another.
+func (w *Worker) escalate(ctx context.Context, runID, reason string) (string, error) {
+	id := "iv-" + runID
+	_, err := w.queue.EnqueueIntervention(ctx, store.Intervention{ID: id, SessionID: runID, RunID: runID, Reason: reason})
+	if err != nil && !errors.Is(err, store.ErrExists) {
+		return "", fmt.Errorf("enqueue intervention for %s: %w", runID, err)
+	}
+	return id, nil
+}
+
+// refuse records a job that can never run (unknown capability, a pinned
+// hash that does not match) and cancels it.
+func (w *Worker) refuse(ctx context.Context, job *river.Job[RunArgs], code domain.FailureCode, err error) error {
+	res := Result{Status: domain.StatusFailed, FailureCode: code, Message: err.Error(), Attempt: job.Attempt}
+	if rerr := river.RecordOutput(ctx, res); rerr != nil {
+		return rerr
+	}
+	return river.JobCancel(err)
+}
+
+func resultOf(rec *domain.RunRecord, attempt int) Result {
+	r := Result{RunID: rec.RunID, Status: rec.Status, Outcome: rec.Outcome, FailureCode: rec.FailureCode,
+		Message: rec.Message, Outputs: rec.Outputs, Effects: rec.Effects, DurationMS: rec.DurationMS, Attempt: attempt}
+	r.NeedsHuman = rec.Status == domain.StatusNeedsHuman || (rec.Effects != nil && rec.Effects.Unconfirmed)
+	return r
+}
+
+func reasonOf(rec *domain.RunRecord) string {
+	if rec.Message != "" {
+		return rec.Message
+	}
+	return fmt.Sprintf("run %s ended %s %s", rec.RunID, rec.Status, rec.FailureCode)
+}
+
+func effectList(e *domain.Effects) string {
+	b, _ := json.Marshal(e.Steps)
+	return string(b)
+}
+
+// MaxRisk is the highest risk a run of l can reach: the capability's own
+// tier and every step's.
+func MaxRisk(l *capability.Loaded) domain.Risk {
+	c := l.Capability
+	r := domain.MaxRisk(c.Risk, domain.RiskSafe)
+	for _, st := range c.Steps {
+		r = domain.MaxRisk(r, st.Risk)
+	}
+	return r
+}
+
+// Class is how a result counts in a batch: "done" (SUCCESS or
+// BUSINESS_OUTCOME), "needs_human" or "failed".
+func (r *Result) Class() string {
+	return RowResult{Status: r.Status, NeedsHuman: r.NeedsHuman}.Class()
+}
