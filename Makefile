@@ -11,8 +11,7 @@ help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: deps
-deps: ## Install what the build and tests need (Chromium, PostgreSQL server binaries, Node.js and npm) when missing
-deps: ## Install what the build and tests need (Chromium, PostgreSQL server binaries, Xvfb + AT-SPI + GTK for the desktop surface) when missing
+deps: ## Install what the build and tests need (Chromium, PostgreSQL, Node.js and npm, Xvfb + AT-SPI + GTK + Mousepad for the desktop surface) when missing
 	@if [ ! -x /usr/bin/chromium ]; then \
 		echo "installing chromium"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
@@ -24,11 +23,12 @@ deps: ## Install what the build and tests need (Chromium, PostgreSQL server bina
 	@if ! command -v node >/dev/null || ! command -v npm >/dev/null; then \
 		echo "installing nodejs and npm (codegen tests run the generated specs with Playwright)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	fi
 	@if ! command -v Xvfb >/dev/null || [ ! -x /usr/libexec/at-spi-bus-launcher ] || ! command -v dbus-daemon >/dev/null \
-		|| ! /usr/bin/python3 -c 'import gi; gi.require_version("Gtk", "3.0")' 2>/dev/null || ! command -v gnome-calculator >/dev/null; then \
-		echo "installing the desktop surface's session (Xvfb, D-Bus, AT-SPI, PyGObject GTK 3, gnome-calculator)"; \
+		|| ! /usr/bin/python3 -c 'import gi; gi.require_version("Gtk", "3.0")' 2>/dev/null || ! command -v mousepad >/dev/null; then \
+		echo "installing the desktop surface's session (Xvfb, D-Bus, AT-SPI, PyGObject GTK 3, Mousepad)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-			xvfb dbus dbus-x11 at-spi2-core python3-gi gir1.2-gtk-3.0 gnome-calculator >/dev/null; \
+			xvfb dbus dbus-x11 at-spi2-core python3-gi gir1.2-gtk-3.0 mousepad >/dev/null; \
 	fi
 	@command -v $(GO) >/dev/null || { echo "go toolchain not found"; exit 1; }
 

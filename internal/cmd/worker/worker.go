@@ -116,10 +116,17 @@ func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	// The queue's own log knows every secret of the store; each run's log
+	// is built over that run's redactor, which also learns what the run
+	// resolves.
+	red := redact.New()
+	for _, v := range sec.Values() {
+		red.RegisterLiteral(v)
+	}
 	run := runner.New(context.WithoutCancel(ctx), runner.Config{DataDir: o.Store.DataDir, Launch: o.Launch, Secrets: sec,
-		Logger: func(red *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, red) }})
+		Logger: func(runRed *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, runRed) }})
 	qc := o.Queue
-	qc.Worker = jobs.NewWorker(cat, st, run, cmdutil.NewLogger(o.IO.ErrOut, redact.New()))
+	qc.Worker = jobs.NewWorker(cat, st, run, cmdutil.NewLogger(o.IO.ErrOut, red))
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
 		run.Close()
