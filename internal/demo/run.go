@@ -220,6 +220,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		for _, r := range e.mcpStages(ctx) {
 			add(r)
 		}
+		add(e.codegenStage())
 	}
 	if cfg.Discoverer != nil {
 		for _, r := range e.discoveryStages(ctx) {
