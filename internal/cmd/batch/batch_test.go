@@ -99,7 +99,10 @@ func (w *world) cua(t *testing.T, args ...string) string {
 	return string(out)
 }
 
-// endedRuns counts, per job, the indexed runs that ended (a run done).
+// endedRuns counts, per job, the indexed runs that ended with an answer
+// (SUCCESS or a business outcome: a run done). An attempt that timed out
+// having sent nothing ends FAILED and is retried by design; it is not a
+// second completion.
 func (w *world) endedRuns(t *testing.T) map[string]int {
 	t.Helper()
 	_, st, err := launch.Catalog(context.Background(), launch.StoreOptions{DB: w.db, DataDir: w.dir, Getenv: func(string) string { return "" }})
@@ -114,7 +117,7 @@ func (w *world) endedRuns(t *testing.T) map[string]int {
 	out := map[string]int{}
 	for _, r := range runs {
 		job, _, _ := strings.Cut(r.ID, "-a")
-		if !r.EndedAt.IsZero() {
+		if !r.EndedAt.IsZero() && (r.Status == domain.StatusSuccess || r.Status == domain.StatusBusinessOutcome) {
 			out[job]++
 		}
 	}

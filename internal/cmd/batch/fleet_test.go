@@ -66,8 +66,10 @@ func TestFleetOnPostgres(t *testing.T) {
 		if len(done) == len(ids) {
 			break
 		}
-		if time.Since(start) > 240*time.Second {
-			t.Fatalf("%d of 100 jobs final after 240s; workers:\n%s", len(done), logs.String())
+		// Generous: on CI's 2 cores this test shares the machine with every
+		// other package's browsers (measured 0.3 jobs/s there, 0.9 alone).
+		if time.Since(start) > 480*time.Second {
+			t.Fatalf("%d of 100 jobs final after 480s; workers:\n%s", len(done), logs.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
