@@ -13,14 +13,21 @@ import (
 	"github.com/cuahq/cua/internal/mockapp"
 )
 
-// TestVerifyRealRun replays the lookup with the real binary, verifies its
+// TestVerifyRealRun replays the lookup with the real binary (given by an
+// absolute path), verifies its
 // bundle (share-ready, with the sign-on secrets as canaries), then flips
 // one byte of one event and sees verify fail naming the broken link.
 func TestVerifyRealRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t, mockapp.Options{})
 	creds := []string{"CUA_SECRET_COREBANK_OPERATOR=" + operator, "CUA_SECRET_COREBANK_PASSWORD=" + password}
-	r := runBin(t, creds, "replay", filepath.Join(examples, lookup+".yaml"), "-i", "member_id=12345",
+	// An absolute capability path, as a user types it: its prerequisite's
+	// file must not put a host path into the bundle.
+	capFile, err := filepath.Abs(filepath.Join(examples, lookup+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, creds, "replay", capFile, "-i", "member_id=12345",
 		"--base-url", b.app.URL(), "--data-dir", b.dataDir, "--json")
 	var rec domain.RunRecord
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.Status != domain.StatusSuccess {

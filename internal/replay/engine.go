@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -542,7 +543,13 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 		return errEnd(err)
 	}
 	sub.disp = disp
-	r.emit("", evidence.CapabilityStarted{Capability: l.Capability.Ref(), ContentHash: l.Hash, File: l.File, Why: why})
+	// The file's base name only: a bundle must hold no host path to be
+	// shareable (cua verify), and the content hash names the capability.
+	file := l.File
+	if file != "" {
+		file = filepath.Base(file)
+	}
+	r.emit("", evidence.CapabilityStarted{Capability: l.Capability.Ref(), ContentHash: l.Hash, File: file, Why: why})
 	e := sub.steps(ctx)
 	r.subDispatches += disp.Dispatches() + sub.subDispatches
 	r.resolutions += sub.resolutions
