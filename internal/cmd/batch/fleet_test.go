@@ -69,7 +69,7 @@ func TestFleetOnPostgres(t *testing.T) {
 		// Generous: on CI's 2 cores this test shares the machine with every
 		// other package's browsers (measured 0.3 jobs/s there, 0.9 alone).
 		if time.Since(start) > 480*time.Second {
-			t.Fatalf("%d of 100 jobs final after 480s; workers:\n%s", len(done), logs.String())
+			t.Fatalf("%d of 100 jobs final after 480s; runs:\n%s\nworkers (tail):\n%s", len(done), w.runsTable(t), tail(logs.String(), 4000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
