@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/cmd/console"
 	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
@@ -27,7 +29,8 @@ type replayOptions struct {
 
 	File                      string
 	Run                       replay.Options // --base-url, --allow-irreversible, --release-gate, --data-dir
-	Launch                    launch.Options // --browser, --cdp-url, --headful
+	Launch                    launch.Options // --browser, --cdp-url, --headful, --display, --launch
+	LaunchCommand             string         // --launch, split on spaces into Launch.Desktop.Command
 	LibraryDir                string
 	JSON                      bool
 	Inputs                    []string
@@ -71,6 +74,8 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions)
 	cmdutil.DataDirFlag(cmd, &r.DataDir)
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&opts.Launch.CDPURL, "cdp-url", "", "attach to a running browser's DevTools endpoint instead of launching one")
+	fl.StringVar(&opts.Launch.Desktop.Display, "display", "", "desktop capabilities: the X display to act on (default: a private Xvfb and session bus)")
+	fl.StringVar(&opts.LaunchCommand, "launch", "", `desktop capabilities: the command that starts the application, "{url}" replaced by the document (default: attach to the running one)`)
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 	fl.StringVar(&opts.LibraryDir, "library", "", "directory of capabilities this one may call (default: its directory)")
 	fl.BoolVar(&opts.Gate.Unattended, "unattended", false, "require a catalog approval covering the inputs (refused before the browser starts)")
@@ -117,8 +122,42 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	if err := o.validatePark(); err != nil {
 		return err
 	}
+	if err := o.validateDesktop(l.Capability.Surface); err != nil {
+		return err
+	}
 	r.Secrets, err = secret.NewStore(o.Env, o.SecretsFile)
 	return err
+}
+
+// validateDesktop checks --display and --launch, which only a desktop
+// capability takes. With --display, the session bus is the caller's own
+// (DBUS_SESSION_BUS_ADDRESS), the one that display's applications use.
+func (o *replayOptions) validateDesktop(kind domain.Surface) error {
+	d := &o.Launch.Desktop
+	if kind != domain.SurfaceDesktop {
+		switch {
+		case d.Display != "":
+			return cmdutil.FlagErrorf("--display: the capability's surface is %q, not desktop", kind)
+		case o.LaunchCommand != "":
+			return cmdutil.FlagErrorf("--launch: the capability's surface is %q, not desktop", kind)
+		}
+		return nil
+	}
+	if o.LaunchCommand != "" {
+		d.Command = strings.Fields(o.LaunchCommand)
+		if len(d.Command) == 0 {
+			return cmdutil.FlagErrorf("--launch: empty command")
+		}
+	}
+	if d.Display != "" {
+		if !strings.HasPrefix(d.Display, ":") {
+			return cmdutil.FlagErrorf("--display %q: want an X display such as :1", d.Display)
+		}
+		if d.SessionBus = o.Env("DBUS_SESSION_BUS_ADDRESS"); d.SessionBus == "" {
+			return cmdutil.FlagErrorf("--display %s: DBUS_SESSION_BUS_ADDRESS is unset (the display's session bus, where its applications register with AT-SPI)", d.Display)
+		}
+	}
+	return nil
 }
 
 // validatePark checks the --park flags; a parked run's intervention queue

@@ -10,7 +10,10 @@ import (
 	"github.com/cuahq/cua/internal/cmdutil"
 )
 
-const examples = "../../../examples/capabilities"
+const (
+	examples = "../../../examples/capabilities"
+	mousepad = "../../surface/desktop/testdata/capabilities/mousepad.write_note.yaml"
+)
 
 // TestReplayFlags checks flag parsing and validation apart from running.
 func TestReplayFlags(t *testing.T) {
@@ -49,6 +52,20 @@ func TestReplayFlags(t *testing.T) {
 		}},
 		{name: "park timeout not positive", args: []string{capFile, "--park", "--park-timeout", "0s"}, wantErr: "--park-timeout"},
 		{name: "park console on a remote address", args: []string{capFile, "--park", "--console", "0.0.0.0:8812"}, wantErr: "not a loopback"},
+		{name: "display on a web capability", args: []string{capFile, "--display", ":1"}, wantErr: `--display: the capability's surface is "web"`},
+		{name: "launch on a web capability", args: []string{capFile, "--launch", "mousepad"}, wantErr: `--launch: the capability's surface is "web"`},
+		{name: "desktop launch command", args: []string{mousepad, "--launch", "mousepad --disable-server {url}"}, check: func(t *testing.T, o *replayOptions) {
+			if got := strings.Join(o.Launch.Desktop.Command, "|"); got != "mousepad|--disable-server|{url}" || o.Launch.Desktop.Display != "" {
+				t.Errorf("desktop: %+v", o.Launch.Desktop)
+			}
+		}},
+		{name: "desktop display takes the session bus", args: []string{mousepad, "--display", ":7"}, env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/bus"}, check: func(t *testing.T, o *replayOptions) {
+			if d := o.Launch.Desktop; d.Display != ":7" || d.SessionBus != "unix:path=/tmp/bus" {
+				t.Errorf("desktop: %+v", d)
+			}
+		}},
+		{name: "desktop display without a bus", args: []string{mousepad, "--display", ":7"}, wantErr: "DBUS_SESSION_BUS_ADDRESS is unset"},
+		{name: "desktop display not X", args: []string{mousepad, "--display", "wayland-0"}, env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/bus"}, wantErr: `--display "wayland-0"`},
 		{name: "park console token file missing", args: []string{capFile, "--park", "--token-file", "/nonexistent"}, wantErr: "--token-file"},
 	}
 	for _, tt := range tests {

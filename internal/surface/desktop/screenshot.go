@@ -14,13 +14,24 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/surface"
 )
+
+var _ surface.MaskedScreenshotter = (*Surface)(nil)
 
 // Screenshot photographs the application's windows from the X server (the
 // bounding box of its windows, clipped to the screen) as a PNG, with the
 // boxes of password fields and sensitive nodes filled black, as web
 // screenshots are masked.
 func (s *Surface) Screenshot(ctx context.Context) ([]byte, error) {
+	return s.MaskedScreenshot(ctx, nil)
+}
+
+// MaskedScreenshot is Screenshot with every box of boxes (screen
+// coordinates, as this surface's node Bounds are) filled black too, before
+// the image leaves the adapter: evidence screenshots (runtime) pass the
+// boxes of nodes whose text holds a registered secret.
+func (s *Surface) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.usableLocked(); err != nil {
@@ -40,11 +51,11 @@ func (s *Surface) Screenshot(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("desktop screenshot: %w", err)
 	}
-	var boxes []domain.Rect
-	for _, b := range redact.SensitiveBoxes(v.snap) {
-		boxes = append(boxes, domain.Rect{X: b.X - origin.X, Y: b.Y - origin.Y, W: b.W, H: b.H})
+	var local []domain.Rect
+	for _, b := range append(redact.SensitiveBoxes(v.snap), boxes...) {
+		local = append(local, domain.Rect{X: b.X - origin.X, Y: b.Y - origin.Y, W: b.W, H: b.H})
 	}
-	return redact.MaskPNG(data, boxes, 1)
+	return redact.MaskPNG(data, local, 1)
 }
 
 func init() {

@@ -60,4 +60,21 @@ func TestScreenshotMasksPasswordField(t *testing.T) {
 	if b := img.Bounds(); b.Dx() < int(win.Bounds.W) || b.Dy() < int(win.Bounds.H) {
 		t.Errorf("screenshot %v is smaller than the window %+v", b, win.Bounds)
 	}
+
+	// Evidence passes more boxes (text holding a registered secret): the
+	// area below the field, white above, is black in the masked shot.
+	below := domain.Rect{X: pin.Bounds.X + pin.Bounds.W/2 - 5, Y: pin.Bounds.Y + pin.Bounds.H + 15, W: 10, H: 10}
+	data, err = s.MaskedScreenshot(ctx, []domain.Rect{below})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img, err = png.Decode(bytes.NewReader(data)); err != nil {
+		t.Fatal(err)
+	}
+	bx, by := below.Center()
+	for _, p := range [][2]float64{{bx, by}, {cx, cy}} {
+		if r, g, b := at(p[0], p[1]); r|g|b != 0 {
+			t.Errorf("masked shot: pixel (%.0f,%.0f) is not black", p[0], p[1])
+		}
+	}
 }
