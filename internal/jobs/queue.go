@@ -20,6 +20,9 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"riverqueue.com/riverui"
+	"riverqueue.com/riverui/uiendpoints"
+
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -82,9 +85,10 @@ type client interface {
 
 // Queue is the run queue. Safe for concurrent use.
 type Queue struct {
-	c       client
-	close   func()
-	workers int
+	c         client
+	close     func()
+	workers   int
+	endpoints uiendpoints.Bundle // River UI's view of the same client
 }
 
 // Open opens the queue's database, creates or upgrades River's tables
@@ -157,7 +161,7 @@ func openSQLite(ctx context.Context, path string, rc *river.Config, workers int)
 		db.Close()
 		return nil, fmt.Errorf("queue client: %w", err)
 	}
-	return &Queue{c: c, close: func() { db.Close() }, workers: workers}, nil
+	return &Queue{c: c, close: func() { db.Close() }, workers: workers, endpoints: riverui.NewEndpoints(c, nil)}, nil
 }
 
 // migrateSQLite applies River's migrations inside one BEGIN IMMEDIATE
@@ -197,7 +201,7 @@ func openPostgres(ctx context.Context, dbURL string, rc *river.Config, workers i
 		pool.Close()
 		return nil, fmt.Errorf("queue client: %w", err)
 	}
-	return &Queue{c: c, close: pool.Close, workers: workers}, nil
+	return &Queue{c: c, close: pool.Close, workers: workers, endpoints: riverui.NewEndpoints(c, nil)}, nil
 }
 
 // migratePostgres applies River's migrations, each in its own transaction

@@ -19,13 +19,15 @@ import (
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/jobs/api"
 	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/redact"
 )
 
 // ServeOptions are the flags of `cua serve`.
 type ServeOptions struct {
-	Worker workercmd.WorkerOptions
-	Addr   string
-	Token  string
+	Worker  workercmd.WorkerOptions
+	Addr    string
+	Token   string
+	RiverUI bool
 }
 
 // NewCmdServe builds `cua serve`.
@@ -55,6 +57,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	fl.StringVar(&o.Token, "token", "", "bearer token (default $CUA_SERVE_TOKEN, else made and written to <data-dir>/serve.token)")
 	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	fl.BoolVar(&o.RiverUI, "river-ui", false, "also serve River's own UI, read-only, under /river/ (browsers sign in at /signin with the token)")
 	return cmd
 }
 
@@ -108,6 +111,15 @@ func Run(ctx context.Context, o *ServeOptions) error {
 	if err != nil {
 		ln.Close()
 		return err
+	}
+	if o.RiverUI {
+		ui, err := q.UI(ctx, api.RiverUIPrefix, cmdutil.NewLogger(w.IO.ErrOut, redact.New()))
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		h.MountRiverUI(ui)
+		fmt.Fprintf(w.IO.ErrOut, "River UI (read-only): http://%s%s/ (sign in with the token)\n", ln.Addr(), api.RiverUIPrefix)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	fmt.Fprintf(w.IO.ErrOut, "serving http://%s (%d workers)\n", ln.Addr(), w.Queue.Workers)

@@ -37,6 +37,7 @@ type Handler struct {
 	token string
 	hosts []string
 	mux   *http.ServeMux
+	ui    bool // River's UI is mounted: browsers sign in for a cookie
 }
 
 // New returns the API over q; addr is the host:port clients use (the
@@ -72,13 +73,32 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "origin", "cross-origin requests are refused")
 		return
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(h.token)) != 1 {
+	if h.ui && r.URL.Path == signinPath {
+		h.signin(w, r)
+		return
+	}
+	if !h.authorized(r) {
+		if h.ui && strings.HasPrefix(r.URL.Path, RiverUIPrefix+"/") && r.Method == http.MethodGet {
+			http.Redirect(w, r, signinPath, http.StatusSeeOther)
+			return
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cua"`)
 		writeError(w, http.StatusUnauthorized, "token", "a valid bearer token is required")
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// authorized: the bearer token, or (with the UI mounted) the cookie a
+// browser got by signing in with it.
+func (h *Handler) authorized(r *http.Request) bool {
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok && h.ui {
+		if c, err := r.Cookie(cookieName); err == nil {
+			tok, ok = c.Value, true
+		}
+	}
+	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(h.token)) == 1
 }
 
 func (h *Handler) hostOK(host string) bool {
