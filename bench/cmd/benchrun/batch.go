@@ -52,17 +52,14 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	inputs := filepath.Join(tmp, "lookups.csv")
-	if err := writeLookupCSV(inputs, c.batchRows); err != nil {
-		return err
-	}
 	modes := []string{"default"}
 	if supportsFlag(ctx, c, "batch", "warm-ttl") {
-		modes = []string{"cold", "warm"}
+		modes = c.batchModes
 	}
 	br := &batchResults{Method: []string{
-		fmt.Sprintf("bin/cua batch %s --inputs lookups.csv --sessions N against an in-process MemberDesk; %d rows cycling members %v (answers, business outcomes and a number no member has)",
-			lookupRef, c.batchRows, lookupMembers),
+		fmt.Sprintf("bin/cua batch %s --inputs lookups.csv --sessions N against an in-process MemberDesk; rows cycle members %v (answers, business outcomes and a number no member has)",
+			lookupRef, lookupMembers),
+		fmt.Sprintf("%d rows at 4 sessions and more; fewer sessions get proportionally fewer (N×%d/4, at least 25) so every step takes about as long and the phase stays within minutes", c.batchRows, c.batchRows),
 		"each N and mode gets its own data dir (SQLite store and queue) with examples/capabilities/*.yaml in its catalog; secrets in CUA_SECRET_*",
 		"cold: --warm-ttl 0 (a fresh browser context per run, signing on each time); warm: the default --warm-ttl (signed-on sessions kept by each worker); default: this cua has no --warm-ttl",
 		"lookups/min: rows over the wall time of the whole command (browser launch and sign-on included); run p50/p95: the jobs' recorded run durations",
@@ -71,7 +68,7 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 	res.Batch = br
 	for _, mode := range modes {
 		for _, n := range c.batchSessions {
-			st, err := batchStepRun(ctx, c, app.URL(), inputs, filepath.Join(tmp, fmt.Sprintf("%s-%d", mode, n)), n, mode)
+			st, err := batchStepRun(ctx, c, app.URL(), filepath.Join(tmp, fmt.Sprintf("%s-%d", mode, n)), n, mode)
 			if err != nil {
 				return fmt.Errorf("%s, %d sessions: %w", mode, n, err)
 			}
@@ -84,10 +81,14 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 }
 
 // batchStepRun runs one batch in a fresh data dir and reads its results.
-func batchStepRun(ctx context.Context, c *config, base, inputs, dir string, n int, mode string) (batchStep, error) {
-	st := batchStep{Sessions: n, Mode: mode, Rows: c.batchRows}
+func batchStepRun(ctx context.Context, c *config, base, dir string, n int, mode string) (batchStep, error) {
+	st := batchStep{Sessions: n, Mode: mode, Rows: batchRowsAt(c.batchRows, n)}
 	h, err := newCuaHome(ctx, c, dir, "")
 	if err != nil {
+		return st, err
+	}
+	inputs := filepath.Join(dir, "lookups.csv")
+	if err := writeLookupCSV(inputs, st.Rows); err != nil {
 		return st, err
 	}
 	out := filepath.Join(dir, "results.jsonl")
@@ -108,8 +109,8 @@ func batchStepRun(ctx context.Context, c *config, base, inputs, dir string, n in
 		}
 		return st, err
 	}
-	if len(rows) != c.batchRows {
-		return st, fmt.Errorf("results file holds %d rows, want %d (%v)", len(rows), c.batchRows, runErr)
+	if len(rows) != st.Rows {
+		return st, fmt.Errorf("results file holds %d rows, want %d (%v)", len(rows), st.Rows, runErr)
 	}
 	st.WallSeconds = round(wall.Seconds(), 1)
 	st.LookupsPerMin = round(float64(len(rows))/wall.Minutes(), 1)
@@ -122,6 +123,15 @@ func batchStepRun(ctx context.Context, c *config, base, inputs, dir string, n in
 		return st, err
 	}
 	return st, nil
+}
+
+// batchRowsAt is how many rows the step at n sessions runs: rows from 4
+// sessions up, proportionally fewer below (at least 25, at most rows).
+func batchRowsAt(rows, n int) int {
+	if n >= 4 {
+		return rows
+	}
+	return min(rows, max(25, rows*n/4))
 }
 
 // judge counts row r of member in the step.

@@ -62,6 +62,7 @@ type config struct {
 	microTime     string
 	batchRows     int
 	batchSessions []int
+	batchModes    []string
 	fleetRows     int
 	stayN         int
 	only, skip    map[string]bool
@@ -95,7 +96,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.scaleDur, "scale-duration", 20*time.Second, "how long each scale step starts lookups")
 	fs.IntVar(&c.driftBenign, "drift-benign", 24, "benign drift variants (seeds 1..N); every semantic change runs once")
 	fs.IntVar(&c.driftWorkers, "drift-workers", 3, "drift variants replayed at once (each on its own app and session)")
-	fs.IntVar(&c.batchRows, "batch-rows", 200, "lookup rows of each batch in the batch phase")
+	fs.IntVar(&c.batchRows, "batch-rows", 200, "lookup rows of the batch phase's batches at 4 sessions and more (fewer sessions run proportionally fewer, at least 25)")
+	bm := fs.String("batch-modes", "cold,warm", "the batch phase's modes: cold (--warm-ttl 0), warm (warm sessions); ignored when cua has no --warm-ttl")
 	bs := fs.String("batch-sessions", "1,2,4,8", "--sessions of the batch phase's batches, comma-separated")
 	fs.IntVar(&c.fleetRows, "fleet-rows", 200, "lookups submitted to the fleet phase's two workers")
 	fs.IntVar(&c.stayN, "stay-n", 40, "timed lookups per way in the stay phase")
@@ -131,6 +133,12 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.batchSessions, err = counts("-batch-sessions", *bs); err != nil {
 		return nil, err
+	}
+	for _, m := range strings.Split(*bm, ",") {
+		if m = strings.TrimSpace(m); m != "cold" && m != "warm" {
+			return nil, fmt.Errorf("-batch-modes %q: want cold, warm or both", *bm)
+		}
+		c.batchModes = append(c.batchModes, m)
 	}
 	switch {
 	case c.n < 1:

@@ -93,3 +93,17 @@ func TestCounts(t *testing.T) {
 		}
 	}
 }
+
+// Fewer sessions run proportionally fewer rows, never under 25 nor over
+// the configured count; 4 sessions and more run them all (the goal's 200).
+func TestBatchRowsAt(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ rows, n, want int }{
+		{200, 1, 50}, {200, 2, 100}, {200, 4, 200}, {200, 8, 200}, {40, 1, 25}, {10, 1, 10},
+	}
+	for _, tt := range tests {
+		if got := batchRowsAt(tt.rows, tt.n); got != tt.want {
+			t.Errorf("batchRowsAt(%d, %d) = %d, want %d", tt.rows, tt.n, got, tt.want)
+		}
+	}
+}

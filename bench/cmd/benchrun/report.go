@@ -91,11 +91,12 @@ func splitString(m map[string]int) string {
 // printQueue prints the batch, fleet and stay tables.
 func printQueue(w io.Writer, res *results) {
 	if b := res.Batch; b != nil && len(b.Steps) > 0 {
-		fmt.Fprintf(w, "\n### `cua batch` of %d lookups (own data dir per step)\n\n", b.Steps[0].Rows)
-		fmt.Fprintln(w, "| sessions | mode | lookups/min | wall s | run p50 ms | run p95 ms | done | failed | needs-human | wrong |")
-		fmt.Fprintln(w, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		fmt.Fprintln(w, "\n### `cua batch` of the lookups (own data dir per step)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| sessions | mode | rows | lookups/min | wall s | run p50 ms | run p95 ms | done | failed | needs-human | wrong |")
+		fmt.Fprintln(w, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, s := range b.Steps {
-			fmt.Fprintf(w, "| %d | %s | %.0f | %.1f | %.0f | %.0f | %d | %d | %d | %d |\n", s.Sessions, s.Mode, s.LookupsPerMin, s.WallSeconds,
+			fmt.Fprintf(w, "| %d | %s | %d | %.0f | %.1f | %.0f | %.0f | %d | %d | %d | %d |\n", s.Sessions, s.Mode, s.Rows, s.LookupsPerMin, s.WallSeconds,
 				s.RunDuration.MedianMS, s.RunDuration.P95MS, s.Done, s.Failed, s.NeedsHuman, s.Wrong)
 		}
 		for _, s := range b.Steps {

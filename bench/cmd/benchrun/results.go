@@ -60,7 +60,8 @@ func newResults(c *config) *results {
 			"lookups": c.n, "warmup": c.warmup, "cold_runs": c.cold, "scale_sessions": c.scaleKs,
 			"scale_seconds": c.scaleDur.Seconds(), "drift_benign": c.driftBenign, "drift_workers": c.driftWorkers,
 			"micro_benchtime": c.microTime, "batch_rows": c.batchRows, "batch_sessions": c.batchSessions,
-			"fleet_rows": c.fleetRows, "stay_lookups": c.stayN,
+			"batch_modes": c.batchModes,
+			"fleet_rows":  c.fleetRows, "stay_lookups": c.stayN,
 		},
 		PhaseSeconds: map[string]float64{},
 	}
