@@ -122,6 +122,7 @@ func printQueue(w io.Writer, res *results) {
 		fmt.Fprintf(w, "| Playwright loop (search, read, back) | %.1f | %.1f | %.1f | %.1f | %d |\n", s.Playwright.MedianMS, s.Playwright.P95MS, s.Playwright.MinMS, s.Playwright.MaxMS, s.Errors["playwright"])
 		fmt.Fprintf(w, "| Playwright search and read alone | %.1f | %.1f | %.1f | %.1f | |\n", s.PlaywrightSearch.MedianMS, s.PlaywrightSearch.P95MS, s.PlaywrightSearch.MinMS, s.PlaywrightSearch.MaxMS)
 		fmt.Fprintf(w, "| cua batch --sessions 1, %s (warm %v) | %.1f | %.1f | %.1f | %.1f | %d |\n", s.CuaCapability, s.CuaWarm, s.Cua.MedianMS, s.Cua.P95MS, s.Cua.MinMS, s.Cua.MaxMS, s.Errors["cua"])
+		fmt.Fprintf(w, "| cua, between consecutive runs' ends (queue pickup included) | %.1f | %.1f | %.1f | %.1f | |\n", s.CuaGap.MedianMS, s.CuaGap.P95MS, s.CuaGap.MinMS, s.CuaGap.MaxMS)
 		fmt.Fprintf(w, "\ncua / Playwright loop: **%.2f×** median (%.2f× p95)\n", s.Ratio, s.P95Ratio)
 		for _, x := range s.Samples {
 			fmt.Fprintf(w, "- %s\n", oneLine(x))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"time"
 
 	"github.com/cuahq/cua/internal/jobs"
 )
@@ -20,7 +22,10 @@ type stayResult struct {
 	PlaywrightSearch dist `json:"playwright_search"`
 	// Cua: the recorded duration of each timed run of `cua batch
 	// --sessions 1` (after Warmup untimed rows).
-	Cua           dist   `json:"cua"`
+	Cua dist `json:"cua"`
+	// CuaGap: the time between consecutive timed runs' ends (the loop as
+	// the queue drives it: the run plus picking up the next job).
+	CuaGap        dist   `json:"cua_gap"`
 	CuaCapability string `json:"cua_capability"`
 	CuaWarm       bool   `json:"cua_warm"` // this cua keeps warm sessions (--warm-ttl)
 	Warmup        int    `json:"warmup"`
@@ -180,13 +185,22 @@ func stayDurations(ctx context.Context, h *cuaHome, ids []int64, byJob map[int64
 	if err != nil {
 		return err
 	}
-	var ms []float64
+	var durs []float64
+	var ends []time.Time
 	for _, j := range js {
 		if j.Result != nil && byJob[j.ID] > sr.Warmup {
-			ms = append(ms, float64(j.Result.DurationMS))
+			durs = append(durs, float64(j.Result.DurationMS))
+			if j.FinalizedAt != nil {
+				ends = append(ends, *j.FinalizedAt)
+			}
 		}
 	}
-	sr.Cua = summarize(ms)
+	slices.SortFunc(ends, time.Time.Compare)
+	var gaps []float64
+	for i := 1; i < len(ends); i++ {
+		gaps = append(gaps, ms(ends[i].Sub(ends[i-1])))
+	}
+	sr.Cua, sr.CuaGap = summarize(durs), summarize(gaps)
 	return nil
 }
 
