@@ -13,6 +13,7 @@ import (
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface"
 )
 
 // ReplayParams is one replay of a sealed capability.
@@ -30,6 +31,18 @@ type ReplayParams struct {
 	// Open opens the session the run acts on; it is called only once the
 	// inputs bind and every called capability resolves.
 	Open Opener
+	// Pool, when set, lends the session instead (Open is not called) and
+	// takes it back when the run ends.
+	Pool SessionPool
+}
+
+// SessionPool lends sessions that outlive a run (a worker's warm,
+// signed-on browser contexts, launch.Pool). Take returns a session and
+// whether an earlier run used it; Return gets it back with the run's
+// record (nil when the run made none) and keeps or closes it.
+type SessionPool interface {
+	Take(ctx context.Context) (s surface.Surface, warm bool, err error)
+	Return(s surface.Surface, rec *domain.RunRecord)
 }
 
 // Replay runs p.Run.Capability and returns its record, messages redacted.
@@ -81,6 +94,16 @@ func library(p ReplayParams) (replay.Library, error) {
 }
 
 func open(ctx context.Context, p ReplayParams, lib replay.Library, o replay.Options) (*domain.RunRecord, error) {
+	if p.Pool != nil {
+		sess, _, err := p.Pool.Take(ctx)
+		if err != nil {
+			return nil, err
+		}
+		o.Library, o.Surface = lib, sess
+		rec, err := record(ctx, o)
+		p.Pool.Return(sess, rec)
+		return rec, err
+	}
 	sess, err := p.Open(ctx)
 	if err != nil {
 		return nil, err

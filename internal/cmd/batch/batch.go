@@ -52,6 +52,7 @@ func NewCmdBatch(f *cmdutil.Factory, runF func(context.Context, *BatchOptions) e
 	}
 	w := &o.Worker
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
+	workercmd.WarmFlag(cmd, &w.WarmTTL)
 	fl := cmd.Flags()
 	fl.Lookup("workers").Hidden = true
 	fl.IntVar(&w.Queue.Workers, "sessions", 2, "runs this process works at once (0: leave them to cua worker)")
@@ -73,6 +74,9 @@ func (o *BatchOptions) Validate() error {
 	}
 	if o.Worker.Queue.Workers < 0 {
 		return cmdutil.FlagErrorf("--sessions: want 0 or more, got %d", o.Worker.Queue.Workers)
+	}
+	if err := workercmd.CheckWarm(o.Worker.WarmTTL); err != nil {
+		return err
 	}
 	if o.Inputs == "" {
 		return cmdutil.FlagErrorf("--inputs: a .csv or .jsonl file of rows is required")

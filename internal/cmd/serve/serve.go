@@ -49,6 +49,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	}
 	w := &o.Worker
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
+	workercmd.WarmFlag(cmd, &w.WarmTTL)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8810", "listen address")
 	fl.StringVar(&o.Token, "token", "", "bearer token (default $CUA_SERVE_TOKEN, else made and written to <data-dir>/serve.token)")
@@ -64,6 +65,9 @@ func (o *ServeOptions) Validate() error {
 	}
 	if o.Worker.Queue.Workers < 0 {
 		return cmdutil.FlagErrorf("--workers: want 0 or more, got %d", o.Worker.Queue.Workers)
+	}
+	if err := workercmd.CheckWarm(o.Worker.WarmTTL); err != nil {
+		return err
 	}
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		return cmdutil.FlagErrorf("--addr %q: want HOST:PORT", o.Addr)

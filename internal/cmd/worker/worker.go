@@ -24,6 +24,8 @@ type WorkerOptions struct {
 	Queue       jobs.Config
 	Launch      launch.Options
 	SecretsFile string
+	// WarmTTL keeps signed-on browser contexts between runs (--warm-ttl).
+	WarmTTL time.Duration
 }
 
 // NewCmdWorker builds `cua worker`.
@@ -46,6 +48,7 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions)
 		},
 	}
 	QueueFlags(cmd, &o.Store, &o.Queue)
+	WarmFlag(cmd, &o.WarmTTL)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
@@ -62,9 +65,27 @@ func QueueFlags(cmd *cobra.Command, st *launch.StoreOptions, q *jobs.Config) {
 	fl.DurationVar(&q.RescueAfter, "rescue-after", 0, "hand a run whose worker vanished to another after this long (default job timeout + 30s)")
 }
 
+// WarmFlag binds --warm-ttl, the warm sessions of every command that
+// works runs.
+func WarmFlag(cmd *cobra.Command, ttl *time.Duration) {
+	cmd.Flags().DurationVar(ttl, "warm-ttl", 5*time.Minute,
+		"keep a signed-on browser context this long between runs of a capability (under the app's session timeout; 0: a fresh context per run)")
+}
+
+// CheckWarm validates --warm-ttl.
+func CheckWarm(ttl time.Duration) error {
+	if ttl < 0 {
+		return cmdutil.FlagErrorf("--warm-ttl: want 0 or a positive duration, got %s", ttl)
+	}
+	return nil
+}
+
 // Validate checks the flags before anything opens.
 func (o *WorkerOptions) Validate() error {
 	if err := ResolveQueue(&o.Store, &o.Queue); err != nil {
+		return err
+	}
+	if err := CheckWarm(o.WarmTTL); err != nil {
 		return err
 	}
 	if o.Queue.Workers < 1 {
@@ -124,6 +145,7 @@ func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
 		red.RegisterLiteral(v)
 	}
 	run := runner.New(context.WithoutCancel(ctx), runner.Config{DataDir: o.Store.DataDir, Launch: o.Launch, Secrets: sec,
+		WarmTTL: o.WarmTTL, MaxWarm: o.Queue.Workers,
 		Logger: func(runRed *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, runRed) }})
 	qc := o.Queue
 	qc.Worker = jobs.NewWorker(cat, st, run, cmdutil.NewLogger(o.IO.ErrOut, red))

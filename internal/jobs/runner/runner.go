@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/jobs"
@@ -23,6 +24,7 @@ import (
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/runtime"
+	"github.com/cuahq/cua/internal/surface"
 )
 
 // Config is what every run of a worker shares.
@@ -36,6 +38,14 @@ type Config struct {
 	// Logger returns a run's logger over its redactor (so secrets a run
 	// resolves are redacted from what it logs); nil discards.
 	Logger func(*redact.Redactor) *slog.Logger
+	// WarmTTL keeps warm sessions: a web run that ended well leaves its
+	// browser context open, signed on, for the next run of the same
+	// capability on the same target, for at most WarmTTL idle (keep it
+	// under the application's session timeout). 0: a fresh context per run.
+	WarmTTL time.Duration
+	// MaxWarm bounds the warm sessions kept per capability and target
+	// (default 1; a worker sets its concurrency).
+	MaxWarm int
 }
 
 // Runner is a jobs.Runner. Safe for concurrent use.
@@ -45,6 +55,7 @@ type Runner struct {
 
 	mu        sync.Mutex
 	launchers map[string]*launch.Launcher
+	pools     map[string]*launch.Pool
 }
 
 var _ jobs.Runner = (*Runner)(nil)
@@ -54,13 +65,13 @@ func New(ctx context.Context, cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = func(*redact.Redactor) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 	}
-	return &Runner{cfg: cfg, base: ctx, launchers: map[string]*launch.Launcher{}}
+	return &Runner{cfg: cfg, base: ctx, launchers: map[string]*launch.Launcher{}, pools: map[string]*launch.Pool{}}
 }
 
 // Run replays req through pipeline.Replay.
 func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, error) {
 	c := req.Capability.Capability
-	l, err := r.launcher(c.Surface, req.BaseURL, c.Policy.AllowedDomains)
+	key, l, err := r.launcher(c.Surface, req.BaseURL, c.Policy.AllowedDomains)
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +80,9 @@ func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, 
 		DataDir: r.cfg.DataDir, RunID: req.RunID, Logger: r.cfg.Logger(red), ReleasedGates: req.ReleasedGates,
 		Secrets: r.cfg.Secrets}
 	p := pipeline.ReplayParams{Run: o, Library: req.Library, Open: l.Open}
+	if c.Surface == domain.SurfaceWeb && r.cfg.WarmTTL > 0 {
+		p.Pool = r.pool(key+"\x00"+c.ID, l)
+	}
 	if req.Gate != nil {
 		p.Gate = req.Gate
 	}
@@ -78,12 +92,12 @@ func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, 
 // launcher returns the launcher of one target, starting its browser under
 // the runner's context the first time (a browser started under a job's
 // context would die with the job).
-func (r *Runner) launcher(kind domain.Surface, baseURL string, allowed []string) (*launch.Launcher, error) {
+func (r *Runner) launcher(kind domain.Surface, baseURL string, allowed []string) (string, *launch.Launcher, error) {
 	key := string(kind) + "\x00" + baseURL + "\x00" + strings.Join(allowed, ",")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if l, ok := r.launchers[key]; ok {
-		return l, nil
+		return key, l, nil
 	}
 	o := r.cfg.Launch
 	o.Kind, o.BaseURL, o.AllowedDomains = kind, baseURL, allowed
@@ -94,18 +108,36 @@ func (r *Runner) launcher(kind domain.Surface, baseURL string, allowed []string)
 	if kind != domain.SurfaceState {
 		s, err := l.Open(r.base)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
 		s.Close()
 	}
 	r.launchers[key] = l
-	return l, nil
+	return key, l, nil
+}
+
+// pool returns the warm sessions of one capability on one target. Their
+// browser contexts live under the runner's context, not a job's.
+func (r *Runner) pool(key string, l *launch.Launcher) *launch.Pool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.pools[key]; ok {
+		return p
+	}
+	p := launch.NewPool(func(context.Context) (surface.Surface, error) { return l.Open(r.base) },
+		launch.PoolOptions{TTL: r.cfg.WarmTTL, MaxIdle: r.cfg.MaxWarm})
+	r.pools[key] = p
+	return p
 }
 
 // Close closes every browser the runner started; runs must be over.
 func (r *Runner) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for k, p := range r.pools {
+		p.Close()
+		delete(r.pools, k)
+	}
 	for k, l := range r.launchers {
 		l.Close()
 		delete(r.launchers, k)

@@ -57,7 +57,8 @@ type Config struct {
 	// application name. Default: Command[0]'s base name.
 	App string
 	// StartTimeout bounds the wait for a launched application to appear on
-	// the accessibility bus; default 20s.
+	// the accessibility bus; default 45s (a loaded machine starts a GTK
+	// program slowly; only a program that never appears waits it out).
 	StartTimeout time.Duration
 	Logger       *slog.Logger
 }
@@ -98,7 +99,7 @@ func Open(ctx context.Context, cfg Config) (*Surface, error) {
 		return nil, errors.New("desktop: no application: Command or App is required")
 	}
 	if cfg.StartTimeout == 0 {
-		cfg.StartTimeout = 20 * time.Second
+		cfg.StartTimeout = 45 * time.Second
 	}
 	log := cfg.Logger
 	if log == nil {
