@@ -88,7 +88,7 @@ func runFleet(ctx context.Context, c *config, res *results, progress func(string
 	}
 	fr.Method = []string{
 		fmt.Sprintf("a private PostgreSQL (internal/store/pgtest) holds the catalog, the runs and the River queue; %d lookups of %s cycling members %v are submitted first (jobs.Queue.Submit, one idempotency key each)", len(ids), lookupRef, lookupMembers),
-		fmt.Sprintf("then %d `bin/cua worker --db postgres://… --workers %d` processes start, each with its own Chromium; drain: from starting them until every job is final (polled every 200 ms)", fleetProcesses, fleetWorkers),
+		fmt.Sprintf("then %d `bin/cua worker --db postgres://… --workers %d` processes start, each with its own Chromium (warm sessions: %v, the worker's default --warm-ttl); drain: from starting them until every job is final (polled every 200 ms)", fleetProcesses, fleetWorkers, supportsFlag(ctx, c, "worker", "warm-ttl")),
 		"per worker: the jobs each worker process (River client id) completed; lost: jobs that did not complete with an answer; done more than once: jobs with more than one indexed run that ended with an answer",
 		"wrong: each job's outputs or outcome checked against MemberDesk's known answer for its member",
 	}
