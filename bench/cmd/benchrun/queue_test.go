@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -104,6 +105,32 @@ func TestBatchRowsAt(t *testing.T) {
 	for _, tt := range tests {
 		if got := batchRowsAt(tt.rows, tt.n); got != tt.want {
 			t.Errorf("batchRowsAt(%d, %d) = %d, want %d", tt.rows, tt.n, got, tt.want)
+		}
+	}
+}
+
+// A run counts as reentered only when its event log holds a reentered
+// event; a declined reentry or a missing log does not.
+func TestReentered(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, log string
+		want      bool
+	}{
+		{"reentered", `{"type":"run_started"}` + "\n" + `{"type":"reentered","data":{"step":"open_search"}}` + "\n", true},
+		{"declined", `{"type":"reentry_declined"}` + "\n" + `{"type":"action_dispatched"}` + "\n", false},
+		{"missing", "", false},
+	}
+	for _, tt := range tests {
+		path := filepath.Join(dir, tt.name+".jsonl")
+		if tt.log != "" {
+			if err := os.WriteFile(path, []byte(tt.log), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := reentered(path); got != tt.want {
+			t.Errorf("%s: reentered = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

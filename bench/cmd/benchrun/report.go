@@ -69,7 +69,8 @@ func queueGoals(res *results) []goal {
 	}
 	if s := res.Stay; s != nil {
 		gs = append(gs, goal{"stay on the page: cua with reentry vs Playwright's loop (median)", "cua ≤ 1.0× Playwright",
-			fmt.Sprintf("%.2f× (%s, warm %v)", s.Ratio, s.CuaCapability, s.CuaWarm), s.Ratio > 0 && s.Ratio <= 1.0 && s.CuaCapability == quickRef && s.CuaWarm})
+			fmt.Sprintf("%.2f× (%s, warm %v, %d of %d reentered)", s.Ratio, s.CuaCapability, s.CuaWarm, s.CuaReentered, s.Cua.N),
+			s.Ratio > 0 && s.Ratio <= 1.0 && s.CuaCapability == quickRef && s.CuaWarm && s.CuaReentered > 0})
 	}
 	return gs
 }
@@ -123,7 +124,7 @@ func printQueue(w io.Writer, res *results) {
 		fmt.Fprintf(w, "| Playwright search and read alone | %.1f | %.1f | %.1f | %.1f | |\n", s.PlaywrightSearch.MedianMS, s.PlaywrightSearch.P95MS, s.PlaywrightSearch.MinMS, s.PlaywrightSearch.MaxMS)
 		fmt.Fprintf(w, "| cua batch --sessions 1, %s (warm %v) | %.1f | %.1f | %.1f | %.1f | %d |\n", s.CuaCapability, s.CuaWarm, s.Cua.MedianMS, s.Cua.P95MS, s.Cua.MinMS, s.Cua.MaxMS, s.Errors["cua"])
 		fmt.Fprintf(w, "| cua, between consecutive runs' ends (queue pickup included) | %.1f | %.1f | %.1f | %.1f | |\n", s.CuaGap.MedianMS, s.CuaGap.P95MS, s.CuaGap.MinMS, s.CuaGap.MaxMS)
-		fmt.Fprintf(w, "\ncua / Playwright loop: **%.2f×** median (%.2f× p95)\n", s.Ratio, s.P95Ratio)
+		fmt.Fprintf(w, "\ncua / Playwright loop: **%.2f×** median (%.2f× p95); cua runs that reentered: %d of %d\n", s.Ratio, s.P95Ratio, s.CuaReentered, s.Cua.N)
 		for _, x := range s.Samples {
 			fmt.Fprintf(w, "- %s\n", oneLine(x))
 		}

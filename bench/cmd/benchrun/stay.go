@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,7 +30,10 @@ type stayResult struct {
 	CuaGap        dist   `json:"cua_gap"`
 	CuaCapability string `json:"cua_capability"`
 	CuaWarm       bool   `json:"cua_warm"` // this cua keeps warm sessions (--warm-ttl)
-	Warmup        int    `json:"warmup"`
+	// CuaReentered: timed runs whose event log has a "reentered" event (the
+	// run started on the page it was on, not at the entrypoint).
+	CuaReentered int `json:"cua_reentered"`
+	Warmup       int `json:"warmup"`
 	// Ratio is the cua median over the Playwright loop's median.
 	Ratio    float64        `json:"ratio"`
 	P95Ratio float64        `json:"p95_ratio"`
@@ -74,7 +79,7 @@ func runStay(ctx context.Context, c *config, res *results, progress func(string,
 	sr.Method = []string{
 		fmt.Sprintf("%d timed lookups per way after %d untimed, cycling members %v; every answer checked against MemberDesk's known one", c.stayN, c.warmup, stayMembers),
 		"playwright: bench/node/pwworker.mjs signs on once, opens Member Search, then loops: fill Member number, click Search, wait for Member Details, read Status, Savings Balance and As of (getByRole in frameLocator), click Member Search to be back; a lookup is one iteration, timed inside node",
-		fmt.Sprintf("cua: bin/cua batch %s --sessions 1 (one worker, one session; warm sessions: %v), the recorded duration of each run after the untimed ones", sr.CuaCapability, sr.CuaWarm),
+		fmt.Sprintf("cua: bin/cua batch %s --sessions 1 (one worker, one session; warm sessions: %v), the recorded duration of each run after the untimed ones; reentered: timed runs whose event log holds a reentered event", sr.CuaCapability, sr.CuaWarm),
 		"the two ways run one after the other on the same mock app, Playwright first; ratio: cua median / Playwright loop median",
 	}
 	if sr.CuaCapability != quickRef || !sr.CuaWarm {
@@ -167,6 +172,9 @@ func stayCua(ctx context.Context, c *config, base string, sr *stayResult) error 
 		}
 		byJob[r.JobID] = r.Row
 		ids = append(ids, r.JobID)
+		if r.Row > sr.Warmup && reentered(filepath.Join(h.dir, "runs", r.RunID, "events.jsonl")) {
+			sr.CuaReentered++
+		}
 	}
 	return stayDurations(ctx, h, ids, byJob, sr)
 }
@@ -202,6 +210,24 @@ func stayDurations(ctx context.Context, h *cuaHome, ids []int64, byJob map[int64
 	}
 	sr.Cua, sr.CuaGap = summarize(durs), summarize(gaps)
 	return nil
+}
+
+// reentered reports whether the event log at path holds a "reentered"
+// event.
+func reentered(path string) bool {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Split(raw, []byte("\n")) {
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &ev) == nil && ev.Type == "reentered" {
+			return true
+		}
+	}
+	return false
 }
 
 func (sr *stayResult) sample(format string, args ...any) {
