@@ -102,7 +102,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.fleetRows, "fleet-rows", 200, "lookups submitted to the fleet phase's two workers")
 	fs.IntVar(&c.stayN, "stay-n", 40, "timed lookups per way in the stay phase")
 	fs.StringVar(&c.microTime, "micro-benchtime", "300ms", "go test -benchtime for the micro-benchmarks")
-	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "stop everything after this long (the results so far are still written)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "stop everything after this long (the results so far are still written)")
 	only := fs.String("only", "", "run only these phases: "+strings.Join(phases, ","))
 	skip := fs.String("skip", "", "skip these phases")
 	fs.IntVar(&c.scaleWorker, "scale-worker", 0, "internal: run K sessions as the scale phase's child")
