@@ -183,8 +183,10 @@ func (o *operatorTab) poll(what, expr string) {
 // watch opens the session's live view and waits for a frame.
 func (o *operatorTab) watch(session string) {
 	o.t.Helper()
-	sel := chromedp.CSS(fmt.Sprintf(`#sessions tr[data-session=%q] button.watch`, session))
-	o.do("watch", chromedp.WaitVisible(sel), chromedp.Click(sel))
+	// The list is rebuilt every second, so a node found by one CDP call
+	// may be gone by the next: find and click the button in one script.
+	o.poll("watch", fmt.Sprintf(`(() => { const b = document.querySelector('#sessions tr[data-session=%q] button.watch');
+		if (!b) return false; b.click(); return true })()`, session))
 	o.poll("first frame", `window.cuaConsole.frames() > 0 && document.getElementById('screen').naturalWidth > 0`)
 }
 
