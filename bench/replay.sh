@@ -2,13 +2,18 @@
 # Runs every cua benchmark through bench/cmd/benchrun and prints one table:
 # engine micro-benchmarks, the warm replay of the reference lookup against
 # Playwright and the bare-CDP floor (interleaved), the cold start of
-# bin/cua, K concurrent sessions on one browser, and the UI drift suite.
+# bin/cua, K concurrent sessions on one browser, the UI drift suite,
+# `cua batch` throughput at 1, 2, 4 and 8 sessions, a fleet of two
+# `cua worker` processes on one private PostgreSQL (Debian's postgresql
+# binaries, as internal/store/pgtest starts them), and "stay on the page"
+# (Playwright looping on the search page vs cua on one warm session).
 # Writes bench/results/latest.json.
 #
 # Usage: bench/replay.sh [benchrun flags]
 #   bench/replay.sh                      # everything, about 5 minutes
 #   bench/replay.sh -n 10 -only speed    # a quick side-by-side
 #   bench/replay.sh -skip scale,drift    # see: go run ./bench/cmd/benchrun -h
+#   bench/replay.sh -only batch,fleet,stay -batch-rows 100
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -13,6 +13,14 @@
 //	{"op":"lookup","member":"12345"}
 //	    one lookup; the reply carries "ms" (measured in this process, around
 //	    the lookup only) and the raw texts read from the page
+//	{"op":"stay_init"}
+//	    opens Member Search once and stays there (after init)
+//	{"op":"stay_lookup","member":"12345"}
+//	    one lookup of the "stay on the page" loop, as a hand-written
+//	    Playwright script does it: fill the member number, click Search, read
+//	    the row values, click Member Search to be back on the search page.
+//	    "ms" is the search and read, "back_ms" the way back; a loop's
+//	    lookup costs both
 //	{"op":"quit"}
 //
 // Every reply is {"ok":true,...} or {"ok":false,"error":TEXT}.
@@ -71,7 +79,38 @@ async function lookup(cmd) {
   return { ms, outputs: { status: status.trim(), savings_balance: balance.trim(), as_of: asOf.trim() } };
 }
 
-const ops = { init, lookup };
+async function stayInit() {
+  const t0 = performance.now();
+  await page.goto(base + '/');
+  await page.frameLocator('iframe[name="nav"]').getByRole('link', exact('Member Search')).click();
+  await page.frameLocator('iframe[name="content"]').getByRole('textbox', exact('Member number')).waitFor();
+  return { ms: performance.now() - t0 };
+}
+
+async function stayLookup(cmd) {
+  const nav = page.frameLocator('iframe[name="nav"]');
+  const content = page.frameLocator('iframe[name="content"]');
+  const t0 = performance.now();
+  await content.getByRole('textbox', exact('Member number')).fill(cmd.member);
+  await content.getByRole('button', exact('Search')).click();
+  await content.getByRole('heading', exact('Member Details')).waitFor();
+  const [status, balance, asOf] = await Promise.all([
+    valueOf(content, 'Status'),
+    valueOf(content, 'Savings Balance'),
+    valueOf(content, 'As of'),
+  ]);
+  const t1 = performance.now();
+  await nav.getByRole('link', exact('Member Search')).click();
+  await content.getByRole('textbox', exact('Member number')).waitFor();
+  const t2 = performance.now();
+  return {
+    ms: t1 - t0,
+    back_ms: t2 - t1,
+    outputs: { status: status.trim(), savings_balance: balance.trim(), as_of: asOf.trim() },
+  };
+}
+
+const ops = { init, lookup, stay_init: stayInit, stay_lookup: stayLookup };
 
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
 const reply = (o) => process.stdout.write(JSON.stringify(o) + '\n');

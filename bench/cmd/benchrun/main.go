@@ -2,8 +2,12 @@
 // the engine micro-benchmarks (go test -bench in ../..), the warm replay of
 // the reference lookup side by side with Playwright and the bare-CDP floor
 // (interleaved), the cold start of the real cua binary, K concurrent
-// replays on one browser, and the UI drift suite against the mock app's
-// generated variants. It writes every number to bench/results/latest.json.
+// replays on one browser, the UI drift suite against the mock app's
+// generated variants, `cua batch` throughput at 1, 2, 4 and 8 sessions
+// (cold and warm), a fleet of two `cua worker` processes on one
+// PostgreSQL, and "stay on the page" (Playwright looping on the search page
+// against cua on one warm session). It writes every number to
+// bench/results/latest.json.
 //
 // Run it from the module root through bench/replay.sh (make bench), which
 // builds bin/cua and installs bench/node's playwright-core first:
@@ -39,7 +43,7 @@ import (
 )
 
 // Phases, in the order they run.
-var phases = []string{"micro", "speed", "cold", "scale", "drift"}
+var phases = []string{"micro", "speed", "cold", "scale", "drift", "batch", "fleet", "stay"}
 
 // config is the command line.
 type config struct {
@@ -56,6 +60,11 @@ type config struct {
 	driftBenign   int
 	driftWorkers  int
 	microTime     string
+	batchRows     int
+	batchSessions []int
+	batchModes    []string
+	fleetRows     int
+	stayN         int
 	only, skip    map[string]bool
 	scaleWorker   int    // >0: run as the child of the scale phase
 	scaleBase     string // child: the app URL
@@ -87,8 +96,13 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.DurationVar(&c.scaleDur, "scale-duration", 20*time.Second, "how long each scale step starts lookups")
 	fs.IntVar(&c.driftBenign, "drift-benign", 24, "benign drift variants (seeds 1..N); every semantic change runs once")
 	fs.IntVar(&c.driftWorkers, "drift-workers", 3, "drift variants replayed at once (each on its own app and session)")
+	fs.IntVar(&c.batchRows, "batch-rows", 200, "lookup rows of the batch phase's batches at 4 sessions and more (fewer sessions run proportionally fewer, at least 25)")
+	bm := fs.String("batch-modes", "cold,warm", "the batch phase's modes: cold (--warm-ttl 0), warm (warm sessions); ignored when cua has no --warm-ttl")
+	bs := fs.String("batch-sessions", "1,2,4,8", "--sessions of the batch phase's batches, comma-separated")
+	fs.IntVar(&c.fleetRows, "fleet-rows", 200, "lookups submitted to the fleet phase's two workers")
+	fs.IntVar(&c.stayN, "stay-n", 40, "timed lookups per way in the stay phase")
 	fs.StringVar(&c.microTime, "micro-benchtime", "300ms", "go test -benchtime for the micro-benchmarks")
-	fs.DurationVar(&c.timeout, "timeout", 20*time.Minute, "stop everything after this long (the results so far are still written)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "stop everything after this long (the results so far are still written)")
 	only := fs.String("only", "", "run only these phases: "+strings.Join(phases, ","))
 	skip := fs.String("skip", "", "skip these phases")
 	fs.IntVar(&c.scaleWorker, "scale-worker", 0, "internal: run K sessions as the scale phase's child")
@@ -114,12 +128,17 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if c.skip, err = phaseSet(*skip); err != nil {
 		return nil, fmt.Errorf("-skip: %w", err)
 	}
-	for _, f := range strings.Split(*ks, ",") {
-		var k int
-		if _, err := fmt.Sscan(strings.TrimSpace(f), &k); err != nil || k < 1 || k > 64 {
-			return nil, fmt.Errorf("-scale %q: want numbers from 1 to 64", *ks)
+	if c.scaleKs, err = counts("-scale", *ks); err != nil {
+		return nil, err
+	}
+	if c.batchSessions, err = counts("-batch-sessions", *bs); err != nil {
+		return nil, err
+	}
+	for _, m := range strings.Split(*bm, ",") {
+		if m = strings.TrimSpace(m); m != "cold" && m != "warm" {
+			return nil, fmt.Errorf("-batch-modes %q: want cold, warm or both", *bm)
 		}
-		c.scaleKs = append(c.scaleKs, k)
+		c.batchModes = append(c.batchModes, m)
 	}
 	switch {
 	case c.n < 1:
@@ -128,6 +147,12 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-cold %d: want at least 1", c.cold)
 	case c.driftWorkers < 1:
 		return nil, fmt.Errorf("-drift-workers %d: want at least 1", c.driftWorkers)
+	case c.batchRows < 1:
+		return nil, fmt.Errorf("-batch-rows %d: want at least 1", c.batchRows)
+	case c.fleetRows < 1:
+		return nil, fmt.Errorf("-fleet-rows %d: want at least 1", c.fleetRows)
+	case c.stayN < 1:
+		return nil, fmt.Errorf("-stay-n %d: want at least 1", c.stayN)
 	case c.scaleDur <= 0:
 		return nil, fmt.Errorf("-scale-duration %s: want a positive duration", c.scaleDur)
 	}
@@ -146,6 +171,19 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	return c, nil
+}
+
+// counts parses a comma-separated list of numbers from 1 to 64.
+func counts(flag, s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		var k int
+		if _, err := fmt.Sscan(strings.TrimSpace(f), &k); err != nil || k < 1 || k > 64 {
+			return nil, fmt.Errorf("%s %q: want numbers from 1 to 64", flag, s)
+		}
+		out = append(out, k)
+	}
+	return out, nil
 }
 
 func phaseSet(s string) (map[string]bool, error) {
@@ -229,6 +267,9 @@ func runAll(ctx context.Context, c *config) (*results, error) {
 	do("cold", func() error { return runCold(ctx, c, res) })
 	do("scale", func() error { return runScale(ctx, c, res, progress) })
 	do("drift", func() error { return runDrift(ctx, c, res, progress) })
+	do("batch", func() error { return runBatch(ctx, c, res, progress) })
+	do("fleet", func() error { return runFleet(ctx, c, res, progress) })
+	do("stay", func() error { return runStay(ctx, c, res, progress) })
 	res.Machine.LoadAvgEnd = loadAvg()
 	res.TotalSeconds = round(time.Since(start).Seconds(), 1)
 	res.Goals = goals(res)

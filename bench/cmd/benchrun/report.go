@@ -42,7 +42,93 @@ func goals(res *results) []goal {
 			goal{"drift: silent wrong results", "0", fmt.Sprint(d.SilentWrong), d.SilentWrong == 0},
 		)
 	}
+	return append(gs, queueGoals(res)...)
+}
+
+// queueGoals judges the batch, fleet and stay phases against issue 15's
+// targets.
+func queueGoals(res *results) []goal {
+	var gs []goal
+	if b := res.Batch; b != nil {
+		for _, s := range b.Steps {
+			if s.Sessions == 4 {
+				gs = append(gs, goal{fmt.Sprintf("batch of %d lookups on %d cores at 4 sessions (%s)", s.Rows, res.Machine.CPUs, s.Mode), "≥ 300 lookups/min, 0 wrong",
+					fmt.Sprintf("%.0f/min, %d wrong, %d failed", s.LookupsPerMin, s.Wrong, s.Failed), s.LookupsPerMin >= 300 && s.Wrong == 0 && s.Failed == 0})
+			}
+		}
+		wrong := 0
+		for _, s := range b.Steps {
+			wrong += s.Wrong
+		}
+		gs = append(gs, goal{"batch: wrong answers over every step", "0", fmt.Sprint(wrong), wrong == 0})
+	}
+	if f := res.Fleet; f != nil {
+		gs = append(gs, goal{fmt.Sprintf("fleet: %d workers on one PostgreSQL drain %d lookups", f.Processes, f.Jobs), "0 lost, each done once, 0 wrong, both workers used",
+			fmt.Sprintf("%d lost, %d done twice, %d wrong, split %s", f.Lost, f.DoneMoreThanOnce, f.Wrong, splitString(f.PerWorker)),
+			f.Lost == 0 && f.DoneMoreThanOnce == 0 && f.Wrong == 0 && len(f.PerWorker) == f.Processes})
+	}
+	if s := res.Stay; s != nil {
+		gs = append(gs, goal{"stay on the page: cua with reentry vs Playwright's loop (median)", "cua ≤ 1.0× Playwright",
+			fmt.Sprintf("%.2f× (%s, warm %v, %d of %d reentered)", s.Ratio, s.CuaCapability, s.CuaWarm, s.CuaReentered, s.Cua.N),
+			s.Ratio > 0 && s.Ratio <= 1.0 && s.CuaCapability == quickRef && s.CuaWarm && s.CuaReentered > 0})
+	}
 	return gs
+}
+
+// splitString prints a per-worker split in a stable order.
+func splitString(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, 0, len(keys))
+	for i, k := range keys {
+		parts = append(parts, fmt.Sprintf("worker %d: %d", i+1, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printQueue prints the batch, fleet and stay tables.
+func printQueue(w io.Writer, res *results) {
+	if b := res.Batch; b != nil && len(b.Steps) > 0 {
+		fmt.Fprintln(w, "\n### `cua batch` of the lookups (own data dir per step)")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "| sessions | mode | rows | lookups/min | wall s | run p50 ms | run p95 ms | done | failed | needs-human | wrong |")
+		fmt.Fprintln(w, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		for _, s := range b.Steps {
+			fmt.Fprintf(w, "| %d | %s | %d | %.0f | %.1f | %.0f | %.0f | %d | %d | %d | %d |\n", s.Sessions, s.Mode, s.Rows, s.LookupsPerMin, s.WallSeconds,
+				s.RunDuration.MedianMS, s.RunDuration.P95MS, s.Done, s.Failed, s.NeedsHuman, s.Wrong)
+		}
+		for _, s := range b.Steps {
+			for _, x := range s.Samples {
+				fmt.Fprintf(w, "- %d sessions %s: %s\n", s.Sessions, s.Mode, oneLine(x))
+			}
+		}
+	}
+	if f := res.Fleet; f != nil {
+		fmt.Fprintf(w, "\n### Fleet: %d `cua worker --workers %d` on one PostgreSQL, %d lookups\n\n", f.Processes, f.WorkersEach, f.Jobs)
+		fmt.Fprintln(w, "| lookups/min | drain s | run p50 ms | run p95 ms | per worker | lost | done twice | retried | wrong |")
+		fmt.Fprintln(w, "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
+		fmt.Fprintf(w, "| %.0f | %.1f | %.0f | %.0f | %s | %d | %d | %d | %d |\n", f.LookupsPerMin, f.DrainSeconds, f.RunDuration.MedianMS,
+			f.RunDuration.P95MS, splitString(f.PerWorker), f.Lost, f.DoneMoreThanOnce, f.Retried, f.Wrong)
+		for _, x := range f.Samples {
+			fmt.Fprintf(w, "- %s\n", oneLine(x))
+		}
+	}
+	if s := res.Stay; s != nil {
+		fmt.Fprintf(w, "\n### Stay on the page (%d lookups each)\n\n", s.Lookups)
+		fmt.Fprintln(w, "| way | median ms | p95 ms | min ms | max ms | failed |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: |")
+		fmt.Fprintf(w, "| Playwright loop (search, read, back) | %.1f | %.1f | %.1f | %.1f | %d |\n", s.Playwright.MedianMS, s.Playwright.P95MS, s.Playwright.MinMS, s.Playwright.MaxMS, s.Errors["playwright"])
+		fmt.Fprintf(w, "| Playwright search and read alone | %.1f | %.1f | %.1f | %.1f | |\n", s.PlaywrightSearch.MedianMS, s.PlaywrightSearch.P95MS, s.PlaywrightSearch.MinMS, s.PlaywrightSearch.MaxMS)
+		fmt.Fprintf(w, "| cua batch --sessions 1, %s (warm %v) | %.1f | %.1f | %.1f | %.1f | %d |\n", s.CuaCapability, s.CuaWarm, s.Cua.MedianMS, s.Cua.P95MS, s.Cua.MinMS, s.Cua.MaxMS, s.Errors["cua"])
+		fmt.Fprintf(w, "| cua, between consecutive runs' ends (queue pickup included) | %.1f | %.1f | %.1f | %.1f | |\n", s.CuaGap.MedianMS, s.CuaGap.P95MS, s.CuaGap.MinMS, s.CuaGap.MaxMS)
+		fmt.Fprintf(w, "\ncua / Playwright loop: **%.2f×** median (%.2f× p95); cua runs that reentered: %d of %d\n", s.Ratio, s.P95Ratio, s.CuaReentered, s.Cua.N)
+		for _, x := range s.Samples {
+			fmt.Fprintf(w, "- %s\n", oneLine(x))
+		}
+	}
 }
 
 // printTable prints the results as Markdown tables.
@@ -139,8 +225,9 @@ func printTable(w io.Writer, res *results) {
 			}
 		}
 	}
+	printQueue(w, res)
 	if len(res.Goals) > 0 {
-		fmt.Fprintln(w, "\n### Goals (issue 5)")
+		fmt.Fprintln(w, "\n### Goals (issues 5 and 15)")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| goal | target | measured | met |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- |")

@@ -24,6 +24,9 @@ type results struct {
 	ColdStart     *coldStart         `json:"cold_start,omitempty"`
 	Scale         []scaleStep        `json:"scale,omitempty"`
 	Drift         *driftResults      `json:"drift,omitempty"`
+	Batch         *batchResults      `json:"batch,omitempty"`
+	Fleet         *fleetResult       `json:"fleet,omitempty"`
+	Stay          *stayResult        `json:"stay,omitempty"`
 	Goals         []goal             `json:"goals"`
 	PhaseSeconds  map[string]float64 `json:"phase_seconds"`
 	TotalSeconds  float64            `json:"total_seconds"`
@@ -56,7 +59,9 @@ func newResults(c *config) *results {
 		Config: map[string]any{
 			"lookups": c.n, "warmup": c.warmup, "cold_runs": c.cold, "scale_sessions": c.scaleKs,
 			"scale_seconds": c.scaleDur.Seconds(), "drift_benign": c.driftBenign, "drift_workers": c.driftWorkers,
-			"micro_benchtime": c.microTime,
+			"micro_benchtime": c.microTime, "batch_rows": c.batchRows, "batch_sessions": c.batchSessions,
+			"batch_modes": c.batchModes,
+			"fleet_rows":  c.fleetRows, "stay_lookups": c.stayN,
 		},
 		PhaseSeconds: map[string]float64{},
 	}

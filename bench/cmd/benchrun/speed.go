@@ -241,6 +241,7 @@ type pwReply struct {
 	OK      bool    `json:"ok"`
 	Error   string  `json:"error"`
 	MS      float64 `json:"ms"`
+	BackMS  float64 `json:"back_ms"`
 	Outputs struct {
 		SavingsBalance string `json:"savings_balance"`
 		Status         string `json:"status"`
