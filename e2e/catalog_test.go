@@ -171,10 +171,10 @@ func catalogApproval(t *testing.T, db string) {
 
 func (w *catalogWorld) addImmutable(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(examples, "*.yaml"))
-	if err != nil || len(files) != 3 {
+	if err != nil || len(files) != 4 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
-	if r := w.cua(t, append([]string{"catalog", "add"}, files...)...); r.code != 0 || strings.Count(r.stdout, "added ") != 3 {
+	if r := w.cua(t, append([]string{"catalog", "add"}, files...)...); r.code != 0 || strings.Count(r.stdout, "added ") != len(files) {
 		t.Fatalf("catalog add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	before := w.cua(t, "catalog", "list")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -40,13 +41,62 @@ func HasTemplates(c *domain.Capability) bool {
 // postcondition or wait, the checkpoint, an outcome, a recovery rule, a
 // prerequisite's condition) depends on an input: the capability proves that
 // the screen shows the record asked for. A warm session may start a run on a
-// screen that already shows a result only for such a capability.
+// screen that already shows a result only for such a capability. The
+// reentry condition does not count: it says where a run may start, not what
+// it found.
 func ChecksIdentity(c *domain.Capability) bool {
 	found := false
 	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
-		predicateFields(ptr, p, func(_ string, f templateField) {
-			found = found || len(templateInputs(f)) > 0
-		})
+		if strings.HasPrefix(ptr, reentryPtr) {
+			return
+		}
+		found = found || dependsOnInput(ptr, p)
+	})
+	return found
+}
+
+// reentryPtr is the JSON pointer of the reentry block.
+var reentryPtr = pointer("reentry")
+
+// checksIdentityFrom reports whether a predicate a run judges once it has
+// started at steps[from] depends on an input: a pre- or postcondition or
+// wait of that step or a later one, or the checkpoint. Only such a check
+// can tell a fresh result from the one a warm session still shows.
+func checksIdentityFrom(c *domain.Capability, from int) bool {
+	var ps []*domain.Predicate
+	for i := max(from, 0); i < len(c.Steps); i++ {
+		s := &c.Steps[i]
+		ps = append(ps, s.Precondition, s.Postcondition)
+		if s.Wait != nil {
+			ps = append(ps, s.Wait.Until)
+		}
+	}
+	if c.Checkpoint != nil {
+		ps = append(ps, &c.Checkpoint.When)
+	}
+	return slices.ContainsFunc(ps, requiresInput)
+}
+
+// requiresInput reports whether p can hold only on a screen that matches an
+// input: p itself depends on one, or one of its all_of members does, or
+// every member of its any_of does. A negation never counts (a screen that
+// lacks the record asked for may show any other).
+func requiresInput(p *domain.Predicate) bool {
+	if p == nil {
+		return false
+	}
+	if dependsOnInput("", p) || slices.ContainsFunc(p.AllOf, func(q domain.Predicate) bool { return requiresInput(&q) }) {
+		return true
+	}
+	return len(p.AnyOf) > 0 && !slices.ContainsFunc(p.AnyOf, func(q domain.Predicate) bool { return !requiresInput(&q) })
+}
+
+// dependsOnInput reports whether one predicate (not the ones nested in it)
+// has a field built from an input.
+func dependsOnInput(ptr string, p *domain.Predicate) bool {
+	found := false
+	predicateFields(ptr, p, func(_ string, f templateField) {
+		found = found || len(templateInputs(f)) > 0
 	})
 	return found
 }

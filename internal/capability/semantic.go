@@ -114,6 +114,7 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		v.recovery(i)
 	}
 	v.prerequisites()
+	v.reentry()
 	v.allowedDomains()
 	v.templates()
 	v.regexes()
@@ -370,6 +371,35 @@ func (v *semantic) prerequisites() {
 			v.add(pointer("prerequisites", i, "capability"), "a capability cannot require itself")
 		}
 		v.capabilityRef(pointer("prerequisites", i, "capability"), pr.Capability)
+	}
+}
+
+// reentry checks that starting a warm run at reentry.step can neither
+// read a stale screen as the answer nor skip what a run must not skip.
+func (v *semantic) reentry() {
+	re := v.c.Reentry
+	if re == nil {
+		return
+	}
+	at, ok := v.stepIdx[re.Step]
+	if !ok {
+		v.add(pointer("reentry", "step"), "no step %q", re.Step)
+		return
+	}
+	if !checksIdentityFrom(v.c, at) {
+		v.add(pointer("reentry"), "reentry needs an identity check: a predicate that depends on an input "+
+			"(a pre- or postcondition or wait of step %q or a later one, or the checkpoint), so a stale screen is never read as the answer", re.Step)
+	}
+	for i := range at {
+		s := &v.c.Steps[i]
+		switch {
+		case s.Gate:
+			v.add(pointer("reentry", "step"), "step %q before %q is gated: a reentered run would skip its review", s.ID, re.Step)
+		case s.Risk.Rank() > domain.RiskSafe.Rank():
+			v.add(pointer("reentry", "step"), "step %q before %q is %s: a reentered run may skip only safe steps", s.ID, re.Step, s.Risk)
+		case s.Action == domain.ActExtract:
+			v.add(pointer("reentry", "step"), "step %q before %q extracts output %q, which a reentered run would not read", s.ID, re.Step, s.Into)
+		}
 	}
 }
 

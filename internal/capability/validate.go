@@ -281,6 +281,9 @@ func forEachPredicate(c *domain.Capability, fn func(ptr string, p *domain.Predic
 			visit(pointer("steps", i, "wait", "until"), s.Wait.Until)
 		}
 	}
+	if c.Reentry != nil {
+		visit(pointer("reentry", "when"), &c.Reentry.When)
+	}
 	if c.Checkpoint != nil {
 		visit(pointer("checkpoint", "when"), &c.Checkpoint.When)
 	}

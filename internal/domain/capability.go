@@ -69,6 +69,7 @@ type Capability struct {
 	Risk          Risk             `json:"risk"`
 	Prerequisites []Prerequisite   `json:"prerequisites,omitempty"`
 	Steps         []Step           `json:"steps"`
+	Reentry       *Reentry         `json:"reentry,omitempty"`
 	Checkpoint    *Checkpoint      `json:"checkpoint,omitempty"`
 	Outcomes      []Outcome        `json:"outcomes,omitempty"`
 	Recovery      []RecoveryRule   `json:"recovery,omitempty"`
@@ -185,6 +186,18 @@ type Prerequisite struct {
 	Capability  string     `json:"capability"`
 	ContentHash string     `json:"content_hash,omitempty"`
 	When        *Predicate `json:"when,omitempty"`
+}
+
+// Reentry lets a run on a warm session (a browser context an earlier run
+// of the same worker used and left signed on) start at Step instead of
+// navigating to the entrypoint, when the screen it shows satisfies When.
+// A capability may declare it only when a predicate judged at or after
+// Step depends on an input (it checks the identity of its result), so a
+// stale screen is never read as the answer; no step before Step may be
+// gated, above safe risk or extract an output.
+type Reentry struct {
+	Step string    `json:"step"`
+	When Predicate `json:"when"`
 }
 
 // ActionType is what a step does.

@@ -140,6 +140,19 @@ type Reanchored struct {
 	From string `json:"from"`
 }
 
+// Reentered: a run on a warm session found the capability's reentry
+// condition on screen and starts at Step, without navigating to the
+// entrypoint and without its prerequisites.
+type Reentered struct {
+	Step string `json:"step"`
+}
+
+// ReentryDeclined: a run on a warm session did not start at the reentry
+// step (Reason says why) and enters at the entrypoint.
+type ReentryDeclined struct {
+	Reason string `json:"reason"`
+}
+
 // Recovery: a declared recovery rule is applied.
 type Recovery struct {
 	Rule    string        `json:"rule"`
@@ -242,6 +255,8 @@ func (CapabilityFinished) EventType() string     { return "capability_finished" 
 func (StepFinished) EventType() string           { return "step_finished" }
 func (GateReached) EventType() string            { return "gate_reached" }
 func (Reanchored) EventType() string             { return "reanchored" }
+func (Reentered) EventType() string              { return "reentered" }
+func (ReentryDeclined) EventType() string        { return "reentry_declined" }
 func (Recovery) EventType() string               { return "recovery" }
 func (RecoveryExhausted) EventType() string      { return "recovery_exhausted" }
 func (ReloadRefused) EventType() string          { return "reload_refused" }
@@ -261,7 +276,7 @@ func Kinds() []Payload {
 	return []Payload{
 		ActionDispatched{}, DispatchFailed{}, DispatchRefused{}, TargetUnresolved{}, PolicyDenied{}, LandingRefused{},
 		RunStarted{}, RunRefused{}, InputRefused{}, RunFinished{}, CapabilityStarted{}, CapabilityFinished{},
-		StepFinished{}, GateReached{}, Reanchored{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
+		StepFinished{}, GateReached{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
 		Extracted{}, DispatchExplained{}, DispatchFailedClassify{}, EffectLanded{}, EffectUnknown{},
 		ApprovalRequired{}, InvalidTurn{}, DiscoveryFinished{},
 	}

@@ -27,7 +27,7 @@ const commentWidth = 78
 // naming where c came from, the review notes as comments, then every field
 // in the order of the reference capabilities (schema_version, id, version,
 // title, description, surface, entrypoint, inputs, outputs, risk,
-// prerequisites, steps, checkpoint, outcomes, recovery, escalation, policy,
+// prerequisites, steps, reentry, checkpoint, outcomes, recovery, escalation, policy,
 // provenance, content_hash). Fields equal to their default (required: true,
 // risk: safe, gate: false, name match exact, the default backoff …) are left
 // out, so the file hashes exactly as c does.
@@ -88,6 +88,12 @@ func Marshal(c *domain.Capability, notes []string) ([]byte, error) {
 		steps.Content = append(steps.Content, stepNode(st))
 	}
 	put(root, "steps", steps)
+	if re := c.Reentry; re != nil {
+		m := mapping(false)
+		put(m, "step", str(re.Step))
+		put(m, "when", predicateNode(re.When))
+		put(root, "reentry", m)
+	}
 	if cp := c.Checkpoint; cp != nil {
 		m := mapping(false)
 		putStr(m, "description", cp.Description)

@@ -9,6 +9,16 @@
 // run is built by runtime.NewRun, its events are evidence's typed kinds, and
 // the record Run returns is the redacted record it wrote.
 //
+// A run navigates to the capability's entrypoint and runs its
+// prerequisites, except on a warm session (Options.Warm) of a capability
+// with a reentry: when the screen the session shows is on the run's
+// origin, matches no outcome, recovery rule or undeclared dialog, satisfies
+// the reentry condition and the reentry step's expectation, the run starts
+// at that step (event reentered); otherwise it says why (reentry_declined)
+// and enters as usual. Capability validation admits a reentry only with an
+// identity check judged from that step on, so a screen left by an earlier
+// run is never read as this run's answer.
+//
 // replay never imports a model, an agent or a model SDK (DESIGN invariant
 // 1, checked by internal/archtest), never decides whether an action is
 // allowed (policy does), never dispatches except through runtime, never

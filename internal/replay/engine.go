@@ -64,6 +64,11 @@ type Options struct {
 	// zero); the run's time limit grows by ParkTimeout.
 	Park        runtime.Parker
 	ParkTimeout time.Duration
+	// Warm says the session was used by an earlier run of this worker: a
+	// capability with reentry may start on the screen it shows (see
+	// [domain.Reentry]) instead of navigating to its entrypoint. A run on
+	// a cold session never reenters.
+	Warm bool
 }
 
 // Run executes the capability and returns its record. The error is non-nil
@@ -367,10 +372,14 @@ func (r *run) execute(ctx context.Context) *end {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 
-	if e := r.enter(ctx); e != nil {
-		return e
+	from := r.reenter(ctx)
+	if from < 0 {
+		if e := r.enter(ctx); e != nil {
+			return e
+		}
+		from = 0
 	}
-	return r.steps(ctx)
+	return r.steps(ctx, from)
 }
 
 // refuseUnauthorizable refuses, before the first dispatch, a run whose
@@ -550,7 +559,7 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 		file = filepath.Base(file)
 	}
 	r.emit("", evidence.CapabilityStarted{Capability: l.Capability.Ref(), ContentHash: l.Hash, File: file, Why: why})
-	e := sub.steps(ctx)
+	e := sub.steps(ctx, 0)
 	r.subDispatches += disp.Dispatches() + sub.subDispatches
 	r.resolutions += sub.resolutions
 	r.drifted += sub.drifted

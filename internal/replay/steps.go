@@ -243,12 +243,13 @@ func (r *run) stepWait(st *domain.Step) time.Duration {
 	return r.o.StepWait
 }
 
-// steps runs the capability's steps, then checks its checkpoint and outputs.
-func (r *run) steps(ctx context.Context) *end {
+// steps runs the capability's steps from steps[from] (0 unless the run
+// reentered), then checks its checkpoint and outputs.
+func (r *run) steps(ctx context.Context, from int) *end {
 	keys := make([]string, len(r.c.Steps))
 	r.sent = make([]bool, len(r.c.Steps))
 	lastCheckpoint := -1
-	for i := 0; i < len(r.c.Steps); {
+	for i := from; i < len(r.c.Steps); {
 		st := &r.c.Steps[i]
 		r.stepsRun++
 		if r.stepsRun > r.c.Policy.MaxSteps {
