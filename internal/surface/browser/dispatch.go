@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/chromedp/cdproto"
@@ -292,17 +293,15 @@ func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) 
 	if ts == nil {
 		return nil, stale("the frame of %q is gone", n.Name)
 	}
-	tree, err := call(ctx, s, ts, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return nil, err
-	}
-	f := findFrame(tree.FrameTree, frame)
-	if f == nil {
-		return nil, stale("the frame of %q is gone", n.Name)
-	}
-	if f.LoaderID != loader {
-		return nil, stale("the document of %q was replaced", n.Name)
-	}
+	// The frame's document is checked and the node resolved at once: a
+	// resolved object only names the node, and it is used only when the
+	// document is still the one the Ref was read from.
+	var (
+		tree    page.GetFrameTreeResult
+		treeErr error
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() { tree, treeErr = call(ctx, s, ts, page.GetFrameTree, cdp.Empty{}) })
 	s.objs.on(ts)
 	p := dom.ResolveNodeParams{BackendNodeID: backend, ObjectGroup: s.objs.name}
 	if hasWorld && wk.ts == ts {
@@ -312,6 +311,17 @@ func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) 
 	if err != nil && p.ExecutionContextID != 0 && protocolErr(err) {
 		p.ExecutionContextID = 0 // the world went away: use the main world
 		res, err = call(ctx, s, ts, dom.ResolveNode, p)
+	}
+	wg.Wait()
+	if treeErr != nil {
+		return nil, treeErr
+	}
+	f := findFrame(tree.FrameTree, frame)
+	if f == nil {
+		return nil, stale("the frame of %q is gone", n.Name)
+	}
+	if f.LoaderID != loader {
+		return nil, stale("the document of %q was replaced", n.Name)
 	}
 	if err != nil {
 		if protocolErr(err) {
