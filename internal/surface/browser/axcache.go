@@ -24,16 +24,48 @@ func (t *axTree) fresh(loader cdp.LoaderID, gen, dom, sig uint64) bool {
 	return t != nil && t.loader == loader && t.gen == gen && t.dom == dom && t.sig == sig
 }
 
-// axCache keeps the last accessibility tree of each frame, so a capture
-// asks Chromium only for the trees of frames that changed. It is safe for
-// concurrent use.
+// ownerBox is the content-box offset of a frame's owner <iframe> (content
+// origin minus border origin) and the state of the parent document it was
+// read in.
+type ownerBox struct {
+	owner  cdp.BackendNodeID
+	loader cdp.LoaderID // the parent document's
+	sig    uint64       // the parent document's DOMSnapshot signature
+	delta  [2]float64
+}
+
+// axCache keeps the last accessibility tree of each frame and the box
+// offset of each frame's owner element, so a capture asks Chromium only
+// for what changed. It is safe for concurrent use.
 type axCache struct {
-	mu    sync.Mutex
-	trees map[cdp.FrameID]*axTree
+	mu     sync.Mutex
+	trees  map[cdp.FrameID]*axTree
+	owners map[cdp.FrameID]ownerBox
 }
 
 func newAXCache() *axCache {
-	return &axCache{trees: make(map[cdp.FrameID]*axTree)}
+	return &axCache{trees: make(map[cdp.FrameID]*axTree), owners: make(map[cdp.FrameID]ownerBox)}
+}
+
+// ownerDelta returns the cached owner box offset of frame id, when it was
+// read for the same owner element in the same parent document with the
+// same signature (the signature covers the parent's attributes and layout
+// boxes, so a restyled or moved owner misses).
+func (c *axCache) ownerDelta(id cdp.FrameID, owner cdp.BackendNodeID, loader cdp.LoaderID, sig uint64) ([2]float64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.owners[id]
+	if !ok || b.owner != owner || b.loader != loader || b.sig != sig {
+		return [2]float64{}, false
+	}
+	return b.delta, true
+}
+
+// storeOwnerDelta keeps the owner box offset of frame id.
+func (c *axCache) storeOwnerDelta(id cdp.FrameID, b ownerBox) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.owners[id] = b
 }
 
 // lookup returns the cached tree of each frame (nil when none).
@@ -56,6 +88,11 @@ func (c *axCache) store(present map[cdp.FrameID]*frameRec, fresh map[cdp.FrameID
 			delete(c.trees, id)
 		}
 	}
+	for id := range c.owners {
+		if present[id] == nil {
+			delete(c.owners, id)
+		}
+	}
 	for id, t := range fresh {
 		c.trees[id] = t
 	}
@@ -66,4 +103,5 @@ func (c *axCache) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.trees)
+	clear(c.owners)
 }

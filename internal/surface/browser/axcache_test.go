@@ -56,3 +56,42 @@ func TestAXCacheDropsGoneFrames(t *testing.T) {
 		t.Errorf("tree of A = %v after reset, want none", got["A"])
 	}
 }
+
+func TestAXCacheOwnerDelta(t *testing.T) {
+	t.Parallel()
+	c := newAXCache()
+	c.storeOwnerDelta("F", ownerBox{owner: 9, loader: "LP", sig: 11, delta: [2]float64{3, 4}})
+	tests := []struct {
+		name   string
+		frame  cdp.FrameID
+		owner  cdp.BackendNodeID
+		loader cdp.LoaderID
+		sig    uint64
+		want   bool
+	}{
+		{name: "same owner in the same parent document", frame: "F", owner: 9, loader: "LP", sig: 11, want: true},
+		{name: "another frame", frame: "G", owner: 9, loader: "LP", sig: 11},
+		{name: "another owner element", frame: "F", owner: 10, loader: "LP", sig: 11},
+		{name: "parent document replaced", frame: "F", owner: 9, loader: "LQ", sig: 11},
+		{name: "parent restyled or moved (signature)", frame: "F", owner: 9, loader: "LP", sig: 12},
+	}
+	for _, tt := range tests {
+		d, ok := c.ownerDelta(tt.frame, tt.owner, tt.loader, tt.sig)
+		if ok != tt.want {
+			t.Errorf("%s: hit = %v, want %v", tt.name, ok, tt.want)
+		}
+		if ok && d != [2]float64{3, 4} {
+			t.Errorf("%s: delta = %v, want [3 4]", tt.name, d)
+		}
+	}
+	// A frame that left the page loses its offset; reset forgets all.
+	c.store(map[cdp.FrameID]*frameRec{}, nil)
+	if _, ok := c.ownerDelta("F", 9, "LP", 11); ok {
+		t.Error("offset of a frame that left the page was kept")
+	}
+	c.storeOwnerDelta("F", ownerBox{owner: 9, loader: "LP", sig: 11})
+	c.reset()
+	if _, ok := c.ownerDelta("F", 9, "LP", 11); ok {
+		t.Error("offset kept after reset")
+	}
+}

@@ -276,7 +276,9 @@ func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 		}
 	}
 	if !b.opts.Headful {
-		opts = append(opts, chromedp.Headless)
+		// No initial tab: every session opens its own browser context and
+		// page, so the default tab's renderer would only cost start-up time.
+		opts = append(opts, chromedp.Headless, chromedp.Flag("no-startup-window", true))
 	}
 	return opts
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf16"
 
 	"github.com/chromedp/cdproto"
@@ -22,8 +24,10 @@ import (
 	"github.com/cuahq/cua/internal/surface"
 )
 
-// objectGroup holds the remote objects one dispatch resolves.
-const objectGroup = "cua-dispatch"
+// objectGroupPrefix names the group of remote objects one dispatch
+// resolves: each dispatch has its own group ("cua-dispatch-N"), so the
+// objects of one are never taken for another's.
+const objectGroupPrefix = "cua-dispatch-"
 
 // Page functions. They run in the session's isolated world on the resolved
 // node (this), so the page cannot intercept them. A node inside the
@@ -181,8 +185,9 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	s.tr.mu.Lock()
 	before := s.tr.evSeq
 	s.tr.mu.Unlock()
+	s.objs = objectGroups{name: objectGroupPrefix + strconv.FormatUint(s.dispatches.Add(1), 10)}
 	err := act(ctx)
-	s.releaseObjects(ctx)
+	s.releaseObjects(ctx, s.objs)
 	if err != nil {
 		if uerr := s.usable(); uerr != nil && !errors.Is(err, surface.ErrCrashed) {
 			err = fmt.Errorf("%w (%v)", uerr, err)
@@ -288,18 +293,17 @@ func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) 
 	if ts == nil {
 		return nil, stale("the frame of %q is gone", n.Name)
 	}
-	tree, err := call(ctx, s, ts, page.GetFrameTree, cdp.Empty{})
-	if err != nil {
-		return nil, err
-	}
-	f := findFrame(tree.FrameTree, frame)
-	if f == nil {
-		return nil, stale("the frame of %q is gone", n.Name)
-	}
-	if f.LoaderID != loader {
-		return nil, stale("the document of %q was replaced", n.Name)
-	}
-	p := dom.ResolveNodeParams{BackendNodeID: backend, ObjectGroup: objectGroup}
+	// The frame's document is checked and the node resolved at once: a
+	// resolved object only names the node, and it is used only when the
+	// document is still the one the Ref was read from.
+	var (
+		tree    page.GetFrameTreeResult
+		treeErr error
+		wg      sync.WaitGroup
+	)
+	wg.Go(func() { tree, treeErr = call(ctx, s, ts, page.GetFrameTree, cdp.Empty{}) })
+	s.objs.on(ts)
+	p := dom.ResolveNodeParams{BackendNodeID: backend, ObjectGroup: s.objs.name}
 	if hasWorld && wk.ts == ts {
 		p.ExecutionContextID = wk.id
 	}
@@ -307,6 +311,17 @@ func (s *Session) resolve(ctx context.Context, n *domain.Node) (*handle, error) 
 	if err != nil && p.ExecutionContextID != 0 && protocolErr(err) {
 		p.ExecutionContextID = 0 // the world went away: use the main world
 		res, err = call(ctx, s, ts, dom.ResolveNode, p)
+	}
+	wg.Wait()
+	if treeErr != nil {
+		return nil, treeErr
+	}
+	f := findFrame(tree.FrameTree, frame)
+	if f == nil {
+		return nil, stale("the frame of %q is gone", n.Name)
+	}
+	if f.LoaderID != loader {
+		return nil, stale("the document of %q was replaced", n.Name)
 	}
 	if err != nil {
 		if protocolErr(err) {
@@ -335,19 +350,27 @@ func findFrame(t *page.FrameTree, id cdp.FrameID) *cdp.Frame {
 	return nil
 }
 
-// releaseObjects frees the remote objects of a dispatch on every target.
-func (s *Session) releaseObjects(ctx context.Context) {
-	ctx = context.WithoutCancel(ctx)
-	s.tr.mu.Lock()
-	targets := []*tsession{s.page}
-	for _, o := range s.tr.oopifs {
-		if o.ts != nil && !o.gone {
-			targets = append(targets, o.ts)
-		}
+// objectGroups is the object group of one dispatch and the targets it
+// resolved objects on.
+type objectGroups struct {
+	name    string
+	targets []*tsession
+}
+
+func (g *objectGroups) on(ts *tsession) {
+	if !slices.Contains(g.targets, ts) {
+		g.targets = append(g.targets, ts)
 	}
-	s.tr.mu.Unlock()
-	for _, ts := range targets {
-		call(ctx, s, ts, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: objectGroup})
+}
+
+// releaseObjects frees the remote objects of a dispatch on the targets it
+// resolved them on. The round trip also lets the events of what the action
+// started (a link's navigation request) arrive before settle looks for
+// them, so it stays on the dispatch's path.
+func (s *Session) releaseObjects(ctx context.Context, g objectGroups) {
+	ctx = context.WithoutCancel(ctx)
+	for _, ts := range g.targets {
+		call(ctx, s, ts, runtime.ReleaseObjectGroup, runtime.ReleaseObjectGroupParams{ObjectGroup: g.name})
 	}
 }
 
@@ -464,7 +487,7 @@ func (s *Session) hitTest(ctx context.Context, h *handle, n *domain.Node, x, y f
 	if loc.FrameID != "" && loc.FrameID != h.frame {
 		return fmt.Errorf("click %q: its centre is covered by another frame's content: %w", n.Name, surface.ErrNotLanded)
 	}
-	hit, err := call(ctx, s, h.ts, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: loc.BackendNodeID, ObjectGroup: objectGroup, ExecutionContextID: h.world})
+	hit, err := call(ctx, s, h.ts, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: loc.BackendNodeID, ObjectGroup: s.objs.name, ExecutionContextID: h.world})
 	if err != nil {
 		if protocolErr(err) {
 			return fmt.Errorf("click %q: the element at its centre vanished: %w", n.Name, surface.ErrNotLanded)

@@ -333,12 +333,7 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 	var wg sync.WaitGroup
 	for _, f := range g.order {
 		if f.parentRec != nil && f.owner != 0 {
-			wg.Go(func() {
-				res, err := call(ctx, s, f.parentRec.ts, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: f.owner})
-				if err == nil && res.Model != nil && len(res.Model.Content) >= 2 && len(res.Model.Border) >= 2 {
-					f.delta = [2]float64{res.Model.Content[0] - res.Model.Border[0], res.Model.Content[1] - res.Model.Border[1]}
-				}
-			})
+			s.readOwnerDelta(ctx, &wg, f)
 		}
 		var sig uint64
 		if f.doc != nil {
@@ -367,6 +362,32 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 	}
 	wg.Wait()
 	return fresh, topErr
+}
+
+// readOwnerDelta sets the content-box offset of f's owner element: from
+// the cache when the parent document is unchanged, else from
+// DOM.getBoxModel on the parent's target, run on wg.
+func (s *Session) readOwnerDelta(ctx context.Context, wg *sync.WaitGroup, f *frameRec) {
+	p := f.parentRec
+	var sig uint64
+	if p.doc != nil {
+		sig = p.doc.sig
+	}
+	if p.doc != nil {
+		if d, ok := s.ax.ownerDelta(f.id, f.owner, p.loader, sig); ok {
+			f.delta = d
+			return
+		}
+	}
+	wg.Go(func() {
+		res, err := call(ctx, s, p.ts, dom.GetBoxModel, dom.GetBoxModelParams{BackendNodeID: f.owner})
+		if err == nil && res.Model != nil && len(res.Model.Content) >= 2 && len(res.Model.Border) >= 2 {
+			f.delta = [2]float64{res.Model.Content[0] - res.Model.Border[0], res.Model.Content[1] - res.Model.Border[1]}
+			if p.doc != nil {
+				s.ax.storeOwnerDelta(f.id, ownerBox{owner: f.owner, loader: p.loader, sig: sig, delta: f.delta})
+			}
+		}
+	})
 }
 
 // storeCapture keeps the fetched trees and each frame's host target, drops

@@ -10,6 +10,7 @@ import (
 	"image/draw"
 	"image/png"
 	"math"
+	"sync"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
@@ -38,25 +39,33 @@ func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
-	m, err := call(ctx, s, s.page, page.GetLayoutMetrics, cdp.Empty{})
-	if errors.Is(err, errDialogOpen) {
+	// The viewport and the pixels are read at once: the caller keeps the
+	// image only when nothing changed since its snapshot, so both describe
+	// the same screen. A plain capture: a clip would make Chromium emulate
+	// a viewport for it, which the page sees as a change (media queries
+	// fire). Encoding for speed changes nothing the page sees.
+	var (
+		m      *page.GetLayoutMetricsResult
+		mErr   error
+		wg     sync.WaitGroup
+		fast   = true
+		params = page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, OptimizeForSpeed: &fast}
+	)
+	wg.Go(func() {
+		r, err := call(ctx, s, s.page, page.GetLayoutMetrics, cdp.Empty{})
+		m, mErr = &r, err
+	})
+	res, err := call(ctx, s, s.page, page.CaptureScreenshot, params)
+	wg.Wait()
+	if errors.Is(mErr, errDialogOpen) || errors.Is(err, errDialogOpen) {
 		return nil, fmt.Errorf("masked screenshot: %w while a JavaScript dialog is open", surface.ErrNoFrame)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("masked screenshot: layout metrics: %w", err)
+	if mErr != nil {
+		return nil, fmt.Errorf("masked screenshot: layout metrics: %w", mErr)
 	}
 	vv := m.CSSVisualViewport
 	if vv == nil || !(vv.ClientWidth > 0) || !(vv.ClientHeight > 0) {
 		return nil, fmt.Errorf("masked screenshot: the page reports no viewport")
-	}
-	// A plain capture: a clip would make Chromium emulate a viewport for
-	// it, which the page sees as a change (media queries fire). Encoding
-	// for speed changes nothing the page sees.
-	fast := true
-	res, err := call(ctx, s, s.page, page.CaptureScreenshot,
-		page.CaptureScreenshotParams{Format: page.CaptureScreenshotFormatPng, OptimizeForSpeed: &fast})
-	if errors.Is(err, errDialogOpen) {
-		return nil, fmt.Errorf("masked screenshot: %w while a JavaScript dialog is open", surface.ErrNoFrame)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("masked screenshot: %w", err)

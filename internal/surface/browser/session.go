@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -84,6 +85,11 @@ type Session struct {
 
 	// mu guards the fields below; a method that needs both takes mu
 	// before tr.mu, never after.
+	// dispatches numbers the dispatches; objs is the object group of the
+	// one in progress (Dispatch is for one goroutine at a time).
+	dispatches atomic.Uint64
+	objs       objectGroups
+
 	mu      sync.Mutex
 	closed  bool
 	frameTS map[cdp.FrameID]*tsession // host target of each frame, per last capture
