@@ -108,7 +108,12 @@ async function settle(page: Page, what: string, expected: Check | null, outcomes
       return outcomes[at].code;
     }
     if (holds) {
-      return '';
+      // The page may have changed between the two checks (an outcome
+      // evaluated on the old page, the expectation on the new one): look
+      // at the outcomes once more before calling it plain success.
+      const again = await Promise.all(outcomes.map((o) => o.when()));
+      const late = again.indexOf(true);
+      return late >= 0 ? outcomes[late].code : '';
     }
     if (Date.now() > deadline) {
       throw new Error(what + ' did not hold within ' + timeoutMs + ' ms');

@@ -95,11 +95,11 @@ func library(p ReplayParams) (replay.Library, error) {
 
 func open(ctx context.Context, p ReplayParams, lib replay.Library, o replay.Options) (*domain.RunRecord, error) {
 	if p.Pool != nil {
-		sess, _, err := p.Pool.Take(ctx)
+		sess, warm, err := p.Pool.Take(ctx)
 		if err != nil {
 			return nil, err
 		}
-		o.Library, o.Surface = lib, sess
+		o.Library, o.Surface, o.Warm = lib, sess, warm
 		rec, err := record(ctx, o)
 		p.Pool.Return(sess, rec)
 		return rec, err

@@ -3,6 +3,9 @@ package runner_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +22,62 @@ const examples = "../../../examples/capabilities"
 
 var balances = map[string]string{"12345": "1234.56", "56789": "12345678.90"}
 
+// TestWarmSessionReenters: on a warm session, the quick lookup (identity
+// check and reentry declared) starts at its reentry step without loading
+// the entrypoint, and still answers for the member asked for.
+func TestWarmSessionReenters(t *testing.T) {
+	t.Parallel()
+	lib, err := replay.LoadDir(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quick, err := capability.Load(examples + "/memberdesk.savings_balance_quick.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := mockapp.New(mockapp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer app.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	data := t.TempDir()
+	r := runner.New(ctx, runner.Config{DataDir: data, Secrets: signOnSecrets(t), WarmTTL: time.Minute})
+	defer r.Close()
+	for i, member := range []string{"12345", "56789"} {
+		rec, err := r.Run(ctx, jobs.Request{RunID: fmt.Sprintf("q%d", i), Capability: quick, Library: lib,
+			Inputs: map[string]string{"member_id": member}, BaseURL: app.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != balances[member] {
+			t.Fatalf("run %d: %s %s %v, want %s's balance", i, rec.Status, rec.Message, rec.Outputs, member)
+		}
+		events, err := os.ReadFile(filepath.Join(data, "runs", rec.RunID, "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Contains(string(events), `"type":"reentered"`), i == 1; got != want {
+			t.Errorf("run %d reentered: %v, want %v", i, got, want)
+		}
+	}
+}
+
+func signOnSecrets(t *testing.T) *secret.Store {
+	t.Helper()
+	sec, err := secret.NewStore(func(k string) string {
+		return map[string]string{"CUA_SECRET_COREBANK_OPERATOR": "OP1001", "CUA_SECRET_COREBANK_PASSWORD": "teller-pass-1"}[k]
+	}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sec
+}
+
 // TestWarmSessions runs lookups through one Runner on real Chromium and
 // MemberDesk and counts the application's sign-ons: warm sessions sign on
 // once for many runs; a run that fails closed leaves no session behind, so
@@ -33,12 +92,7 @@ func TestWarmSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec, err := secret.NewStore(func(k string) string {
-		return map[string]string{"CUA_SECRET_COREBANK_OPERATOR": "OP1001", "CUA_SECRET_COREBANK_PASSWORD": "teller-pass-1"}[k]
-	}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	sec := signOnSecrets(t)
 	type step struct {
 		member string
 		fault  string
