@@ -210,10 +210,11 @@ func waitParkedAt(t *testing.T, srv *Server, id, step string) {
 	t.Fatalf("session %s did not park at %s; waiting: %+v", id, step, rows)
 }
 
-// waitScreen waits until the parked page shows the node.
+// waitScreen waits until the parked page shows the node (generously: on
+// CI's shared cores a form post behind the console can take many seconds).
 func waitScreen(t *testing.T, lv *live, role, name string) {
 	t.Helper()
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		lv.mu.Lock()
 		snap, err := lv.observe(t.Context())
 		lv.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"github.com/cuahq/cua/internal/jobs/api"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/secret"
 )
 
 // ServeOptions are the flags of `cua serve`.
@@ -113,12 +114,10 @@ func Run(ctx context.Context, o *ServeOptions) error {
 		return err
 	}
 	if o.RiverUI {
-		ui, err := q.UI(ctx, api.RiverUIPrefix, cmdutil.NewLogger(w.IO.ErrOut, redact.New()))
-		if err != nil {
+		if err := mountRiverUI(ctx, w, q, h); err != nil {
 			ln.Close()
 			return err
 		}
-		h.MountRiverUI(ui)
 		fmt.Fprintf(w.IO.ErrOut, "River UI (read-only): http://%s%s/ (sign in with the token)\n", ln.Addr(), api.RiverUIPrefix)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
@@ -160,4 +159,23 @@ func writeToken(dataDir string) (string, error) {
 		return "", err
 	}
 	return tok, os.Rename(tmp.Name(), path)
+}
+
+// mountRiverUI mounts River's UI on h; its log knows every stored secret,
+// as the workers' queue log does.
+func mountRiverUI(ctx context.Context, w *workercmd.WorkerOptions, q *jobs.Queue, h *api.Handler) error {
+	sec, err := secret.NewStore(w.Env, w.SecretsFile)
+	if err != nil {
+		return err
+	}
+	red := redact.New()
+	for _, v := range sec.Values() {
+		red.RegisterLiteral(v)
+	}
+	ui, err := q.UI(ctx, api.RiverUIPrefix, cmdutil.NewLogger(w.IO.ErrOut, red))
+	if err != nil {
+		return err
+	}
+	h.MountRiverUI(ui)
+	return nil
 }
