@@ -223,6 +223,7 @@ func TestGeneratedSpecsRunGreen(t *testing.T) {
 		{file: "lookup.spec.ts", l: loadExample(t, "memberdesk.savings_balance"), cases: codegen.ReferenceCases},
 		{file: "transfer.spec.ts", l: loadExample(t, "memberdesk.transfer_funds")},
 		{file: "signon.spec.ts", l: loadExample(t, "corebank.auth.sign_on")},
+		{file: "quick.spec.ts", l: loadExample(t, "memberdesk.savings_balance_quick")},
 		{file: "hostile.spec.ts", l: mustLoad(t, "testdata/hostile.yaml")},
 	} {
 		spec, err := codegen.Generate(tc.l, codegen.Options{Cases: tc.cases, FrameTitles: codegen.MemberDeskFrames, BrowserArgs: args, Library: lib})
