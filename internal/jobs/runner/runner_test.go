@@ -27,22 +27,8 @@ var balances = map[string]string{"12345": "1234.56", "56789": "12345678.90"}
 // the entrypoint, and still answers for the member asked for.
 func TestWarmSessionReenters(t *testing.T) {
 	t.Parallel()
-	lib, err := replay.LoadDir(examples)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quick, err := capability.Load(examples + "/memberdesk.savings_balance_quick.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	app, err := mockapp.New(mockapp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer app.Close()
+	lib, quick := examplesOf(t, "memberdesk.savings_balance_quick")
+	app := startApp(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	data := t.TempDir()
@@ -67,6 +53,34 @@ func TestWarmSessionReenters(t *testing.T) {
 	}
 }
 
+// examplesOf loads the example library and one capability of it.
+func examplesOf(t *testing.T, name string) (*replay.DirLibrary, *capability.Loaded) {
+	t.Helper()
+	lib, err := replay.LoadDir(examples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := capability.Load(examples + "/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lib, l
+}
+
+// startApp starts a MemberDesk for one test.
+func startApp(t *testing.T) *mockapp.Server {
+	t.Helper()
+	app, err := mockapp.New(mockapp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { app.Close() })
+	return app
+}
+
 func signOnSecrets(t *testing.T) *secret.Store {
 	t.Helper()
 	sec, err := secret.NewStore(func(k string) string {
@@ -84,14 +98,7 @@ func signOnSecrets(t *testing.T) *secret.Store {
 // the next signs on afresh; with warm sessions off every run signs on.
 func TestWarmSessions(t *testing.T) {
 	t.Parallel()
-	lib, err := replay.LoadDir(examples)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lookup, err := capability.Load(examples + "/memberdesk.savings_balance.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	lib, lookup := examplesOf(t, "memberdesk.savings_balance")
 	sec := signOnSecrets(t)
 	type step struct {
 		member string
@@ -113,14 +120,7 @@ func TestWarmSessions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			app, err := mockapp.New(mockapp.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := app.Open(); err != nil {
-				t.Fatal(err)
-			}
-			defer app.Close()
+			app := startApp(t)
 			ctl := mockapp.NewClient(app.URL(), nil)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
