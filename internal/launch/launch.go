@@ -37,7 +37,8 @@ type Options struct {
 	Kind    domain.Surface
 	BaseURL string
 	// AllowedDomains are the capability's allowed_domains, for the state
-	// surface (see [StateOrigins]).
+	// surface (see [StateOrigins]) and for the browser's resolver rules
+	// (browser.ResolverRules).
 	AllowedDomains []string
 	// Browser is the Chromium executable, CDPURL a running browser's
 	// DevTools endpoint, Headful shows its window.
@@ -76,7 +77,8 @@ func (l *Launcher) Open(ctx context.Context) (surface.Surface, error) {
 		return l.openDesktop(ctx)
 	}
 	if l.br == nil {
-		b, err := browser.Launch(ctx, browser.Options{ExecPath: l.opts.Browser, CDPURL: l.opts.CDPURL, Headful: l.opts.Headful, Logger: l.opts.Logger})
+		b, err := browser.Launch(ctx, browser.Options{ExecPath: l.opts.Browser, CDPURL: l.opts.CDPURL, Headful: l.opts.Headful, Logger: l.opts.Logger,
+			AppDomains: l.opts.AllowedDomains})
 		if err != nil {
 			return nil, fmt.Errorf("start browser: %w", err)
 		}

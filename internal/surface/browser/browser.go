@@ -64,6 +64,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -106,6 +107,12 @@ type Options struct {
 	// CallTimeout is the deadline on every CDP call (default 10s). It also
 	// bounds the wait for a new document after an action that navigates.
 	CallTimeout time.Duration
+	// AppDomains are the capability's allowed_domains: a Chromium service
+	// host ([ServiceHosts]) one of them names stays resolvable (an app that
+	// signs on through Google accounts).
+	AppDomains []string
+
+	netLog string // tests: Chromium's --log-net-log file
 }
 
 func (o Options) withDefaults() Options {
@@ -247,10 +254,51 @@ func Flags() []string {
 		"--disable-ipc-flooding-protection", "--disable-domain-reliability", "--no-pings",
 		"--disable-field-trial-config", "--disable-component-extensions-with-background-pages",
 		"--no-service-autorun", "--disable-search-engine-choice-screen",
-		"--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,PasswordManagerOnboarding,SafeBrowsing,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater",
+		"--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,PasswordManagerOnboarding,SafeBrowsing,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying",
 		"--metrics-recording-only", "--password-store=basic", "--use-mock-keychain",
 		"--force-color-profile=srgb", "--mute-audio", "--enable-automation",
 	}
+}
+
+// ServiceHosts are the hosts Chromium's own background services call
+// even with every flag of [Flags]: the component updater
+// (update.googleapis.com), CRX downloads (clients2.google.com) and the
+// Google account list (accounts.google.com). A launched browser resolves
+// none of them (--host-resolver-rules, [ResolverRules]), so nothing about
+// the bank's session leaves the machine by DNS or a connection. Through
+// a proxy the proxy resolves names, so the rule does not apply there.
+var ServiceHosts = []string{"accounts.google.com", "clients2.google.com", "update.googleapis.com"}
+
+// ResolverRules returns the --host-resolver-rules value that makes every
+// ServiceHosts entry unresolvable, except one an appDomains entry (a
+// policy.allowed_domains entry: host, *.host or origin) covers; "" when
+// every service host is the app's.
+func ResolverRules(appDomains []string) string {
+	var rules []string
+	for _, h := range ServiceHosts {
+		if !appCovers(appDomains, h) {
+			rules = append(rules, "MAP "+h+" ~NOTFOUND")
+		}
+	}
+	return strings.Join(rules, ", ")
+}
+
+// appCovers reports whether an allowed_domains entry names host or a
+// domain above it.
+func appCovers(appDomains []string, host string) bool {
+	for _, d := range appDomains {
+		if _, rest, ok := strings.Cut(d, "://"); ok {
+			d = rest
+		}
+		if h, _, err := net.SplitHostPort(d); err == nil {
+			d = h
+		}
+		d = strings.ToLower(strings.TrimPrefix(d, "*."))
+		if d != "" && (host == d || strings.HasSuffix(host, "."+d)) {
+			return true
+		}
+	}
+	return false
 }
 
 // allocOptions starts the browser binary itself (not Debian's wrapper
@@ -267,7 +315,14 @@ func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 		chromedp.NoInheritEnv,
 		chromedp.Env(Env(b.tmpDir, b.profileDir, b.opts.Headful, os.Getenv)...),
 	}
-	for _, f := range Flags() {
+	flags := Flags()
+	if rules := ResolverRules(b.opts.AppDomains); rules != "" {
+		flags = append(flags, "--host-resolver-rules="+rules)
+	}
+	if b.opts.netLog != "" {
+		flags = append(flags, "--log-net-log="+b.opts.netLog)
+	}
+	for _, f := range flags {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(f, "--"), "=")
 		if hasValue {
 			opts = append(opts, chromedp.Flag(name, value))
