@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 	"github.com/cuahq/cua/internal/mockapp"
 )
 
@@ -27,8 +30,13 @@ type coldStart struct {
 	// entry navigation and the sign-on prerequisite's typing).
 	ToFirstClick dist `json:"to_first_click"`
 	// Total: process start → exit, a whole lookup with sign-on.
-	Total  dist     `json:"total"`
-	Method []string `json:"method"`
+	Total dist `json:"total"`
+	// FloorToFirstDispatch: the bare-CDP floor of ToFirstDispatch, in this
+	// process: start Chromium with cua's flags, attach its first tab, and
+	// the moment Page.navigate is sent. Ratio is the medians' ratio.
+	FloorToFirstDispatch dist     `json:"floor_to_first_dispatch"`
+	Ratio                float64  `json:"ratio_vs_floor"`
+	Method               []string `json:"method"`
 }
 
 func runCold(ctx context.Context, c *config, res *results) error {
@@ -45,8 +53,13 @@ func runCold(ctx context.Context, c *config, res *results) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	var first, click, total []float64
+	var first, click, total, floor []float64
 	for i := range c.cold {
+		fl, err := floorCold(ctx, c, app.URL())
+		if err != nil {
+			return fmt.Errorf("cold floor: %w", err)
+		}
+		floor = append(floor, fl)
 		dataDir := filepath.Join(tmp, fmt.Sprint(i))
 		cmd := exec.CommandContext(ctx, c.cuaBin, "replay", filepath.Join(c.root, capabilityFile),
 			"--input", "member_id="+member, "--base-url", app.URL(), "--data-dir", dataDir, "--browser", c.execPath, "--json")
@@ -56,7 +69,7 @@ func runCold(ctx context.Context, c *config, res *results) error {
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
-		err := cmd.Run()
+		err = cmd.Run()
 		end := time.Now()
 		if err != nil {
 			return fmt.Errorf("cua replay: %w\n%s%s", err, stdout.String(), stderr.String())
@@ -78,12 +91,46 @@ func runCold(ctx context.Context, c *config, res *results) error {
 	}
 	res.ColdStart = &coldStart{
 		Runs: c.cold, ToFirstDispatch: summarize(first), ToFirstClick: summarize(click), Total: summarize(total),
+		FloorToFirstDispatch: summarize(floor),
 		Method: []string{
 			"bin/cua replay " + capabilityFile + " --input member_id=" + member + " against an in-process mock app, fresh data dir each run",
 			"process start is taken just before fork/exec; the first dispatch is the first action_dispatched event's time minus its duration_ms",
+			"floor: in this process, Chromium started with cua's flags (its first tab attached, no new browser context), timed to the moment Page.navigate is sent; runs alternate with cua's",
 		},
 	}
+	if f := res.ColdStart.FloorToFirstDispatch.MedianMS; f > 0 {
+		res.ColdStart.Ratio = res.ColdStart.ToFirstDispatch.MedianMS / f
+	}
 	return nil
+}
+
+// floorCold is the cheapest cold start to a first dispatch: launch
+// Chromium with cua's flags, attach its first tab (chromedp enables the
+// same domains cua's session does), send Page.navigate to base. It returns
+// milliseconds from before the launch to the navigation being sent.
+func floorCold(ctx context.Context, c *config, base string) (float64, error) {
+	tmp, err := os.MkdirTemp("", "cua-bench-floor-cold-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp)
+	start := time.Now()
+	actx, allocCancel := chromedp.NewExecAllocator(context.WithoutCancel(ctx), floorAllocOptions(c, tmp)...)
+	defer allocCancel()
+	tabCtx, tabCancel := chromedp.NewContext(actx)
+	defer tabCancel()
+	if err := chromedp.Do(tabCtx); err != nil {
+		return 0, err
+	}
+	sent := time.Since(start)
+	t := chromedp.FromContext(tabCtx).Target
+	if _, err := cdp.Call(tabCtx, t, page.Navigate, page.NavigateParams{URL: base}); err != nil {
+		return 0, err
+	}
+	cctx, cancel := context.WithTimeout(tabCtx, 5*time.Second)
+	_ = chromedp.Cancel(cctx)
+	cancel()
+	return ms(sent), nil
 }
 
 // firstDispatches returns when the first action and the first click were

@@ -46,18 +46,7 @@ func newFloorWay(ctx context.Context, c *config, base string) (*floorWay, error)
 	if err != nil {
 		return nil, err
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(c.execPath), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.Headless, chromedp.Env("TMPDIR=" + tmp),
-	}
-	for _, f := range browser.Flags() {
-		name, value, ok := strings.Cut(strings.TrimPrefix(f, "--"), "=")
-		if ok {
-			opts = append(opts, chromedp.Flag(name, value))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
+	opts := floorAllocOptions(c, tmp)
 	w := &floorWay{base: base, tmp: tmp, names: map[cdp.FrameID]string{}, urls: map[cdp.FrameID]string{}, loaded: make(chan string, 64)}
 	var actx context.Context
 	actx, w.allocCancel = chromedp.NewExecAllocator(context.WithoutCancel(ctx), opts...)
@@ -76,6 +65,24 @@ func newFloorWay(ctx context.Context, c *config, base string) (*floorWay, error)
 		return nil, fmt.Errorf("calibrate: %w", err)
 	}
 	return w, nil
+}
+
+// floorAllocOptions starts Chromium as the floor does: cua's flags,
+// headless, TMPDIR (and so the profile) under tmp.
+func floorAllocOptions(c *config, tmp string) []chromedp.ExecAllocatorOption {
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(c.execPath), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+		chromedp.Headless, chromedp.Env("TMPDIR=" + tmp),
+	}
+	for _, f := range browser.Flags() {
+		name, value, ok := strings.Cut(strings.TrimPrefix(f, "--"), "=")
+		if ok {
+			opts = append(opts, chromedp.Flag(name, value))
+		} else {
+			opts = append(opts, chromedp.Flag(name, true))
+		}
+	}
+	return opts
 }
 
 // listen runs on the tab's read loop: it only records.
