@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -129,9 +130,9 @@ func selfTicks() uint64 {
 
 // childWithTMPDIR returns the child of parent whose environment has a
 // TMPDIR containing marker, or 0: how the benchmark tells its browsers apart.
-func childWithTMPDIR(parent int, marker string) int {
+func childWithTMPDIR(parent int, marker string, skip ...int) int {
 	for _, d := range descendants(parent) {
-		if d.ppid != parent {
+		if d.ppid != parent || slices.Contains(skip, d.pid) {
 			continue
 		}
 		raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(d.pid), "environ"))

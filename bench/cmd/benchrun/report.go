@@ -154,8 +154,14 @@ func printTable(w io.Writer, res *results) {
 		row("cua (engine in-process)", "cua", r.Cua)
 		row("Playwright (getByRole)", "playwright", r.Playwright)
 		row("floor (bare chromedp)", "floor", r.Floor)
+		if r.CuaNoEvidence.N > 0 {
+			row("cua, no evidence bundle (no event log, no screenshots)", "cua-no-evidence", r.CuaNoEvidence)
+		}
 		fmt.Fprintf(w, "\ncua / Playwright: **%.2f×** median (%.2f× p95); cua / floor: **%.2f×** median (%.2f× p95)\n",
 			r.RatioVsPlaywright, r.P95RatioVsPW, r.RatioVsFloor, r.P95RatioVsFloor)
+		if r.NoEvidenceVsFloor > 0 {
+			fmt.Fprintf(w, "cua without an evidence bundle / floor: **%.2f×** median\n", r.NoEvidenceVsFloor)
+		}
 	}
 	if c := res.ColdStart; c != nil {
 		fmt.Fprintf(w, "\n### Cold start of `cua replay` (%d runs, fresh browser, signs on)\n\n", c.Runs)

@@ -22,10 +22,15 @@ import (
 // replaySpeed is the speed phase: the reference lookup done three ways,
 // interleaved, each on its own warm browser with its session signed on.
 type replaySpeed struct {
-	Lookups           int            `json:"lookups"`
-	Cua               dist           `json:"cua"`
-	Playwright        dist           `json:"playwright"`
-	Floor             dist           `json:"floor"`
+	Lookups    int  `json:"lookups"`
+	Cua        dist `json:"cua"`
+	Playwright dist `json:"playwright"`
+	Floor      dist `json:"floor"`
+	// CuaNoEvidence is cua's engine with no evidence bundle (no data
+	// directory: no event log, no masked step screenshots), to show what
+	// the evidence costs and the engine's own distance to the floor.
+	CuaNoEvidence     dist           `json:"cua_no_evidence"`
+	NoEvidenceVsFloor float64        `json:"no_evidence_ratio_vs_floor"`
 	RatioVsPlaywright float64        `json:"ratio_vs_playwright"` // cua median / Playwright median
 	RatioVsFloor      float64        `json:"ratio_vs_floor"`      // cua median / floor median
 	P95RatioVsPW      float64        `json:"p95_ratio_vs_playwright"`
@@ -76,6 +81,12 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 		return fmt.Errorf("cua: %w", err)
 	}
 	ways = append(ways, cw)
+	nw, err := newCuaWay(ctx, c, app.URL(), "", cw.chrome)
+	if err != nil {
+		return fmt.Errorf("cua without evidence: %w", err)
+	}
+	nw.label = "cua-no-evidence"
+	ways = append(ways, nw)
 	pw, err := newPlaywrightWay(ctx, c, app.URL())
 	if err != nil {
 		return fmt.Errorf("playwright: %w", err)
@@ -86,7 +97,7 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 		return fmt.Errorf("floor: %w", err)
 	}
 	ways = append(ways, fw)
-	progress("speed: three ways signed on; %d warm-up and %d timed lookups each, interleaved", c.warmup, c.n)
+	progress("speed: four ways signed on; %d warm-up and %d timed lookups each, interleaved", c.warmup, c.n)
 
 	times := map[string][]float64{}
 	errs := map[string]int{}
@@ -121,14 +132,16 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 	}
 	r := &replaySpeed{
 		Lookups: c.n, Cua: summarize(times["cua"]), Playwright: summarize(times["playwright"]), Floor: summarize(times["floor"]),
-		Errors: errs, CPU: map[string]cpuUse{},
+		CuaNoEvidence: summarize(times["cua-no-evidence"]),
+		Errors:        errs, CPU: map[string]cpuUse{},
 		Method: []string{
 			"each way has its own Chromium (/usr/bin/chromium, cua's headless flags), one isolated context, signed on once",
 			"a lookup: load the frameset, click Member Search in frame nav, type the member number, click Search, read Status, Savings Balance and As of",
 			"cua: replay.Run in-process as `cua replay` runs it (policy, evidence with fsync at close, redaction), timed around Run",
 			"playwright: playwright-core getByRole locators in frameLocator('iframe[name=...]'), reads in parallel, timed inside node",
 			"floor: chromedp, Page.navigate + load, clicks at known coordinates, Input.insertText, waits on the content frame's DOMContentLoaded, one Runtime.evaluate to read",
-			"rounds interleave the three ways, rotating their order; every lookup's outputs are checked",
+			"cua-no-evidence: the same engine with no data directory (no event log, no masked step screenshots)",
+			"rounds interleave the four ways, rotating their order; every lookup's outputs are checked",
 		},
 	}
 	for name, t := range ticks {
@@ -146,6 +159,7 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 	if r.Floor.MedianMS > 0 {
 		r.RatioVsFloor = round(r.Cua.MedianMS/r.Floor.MedianMS, 2)
 		r.P95RatioVsFloor = round(r.Cua.P95MS/r.Floor.P95MS, 2)
+		r.NoEvidenceVsFloor = round(r.CuaNoEvidence.MedianMS/r.Floor.MedianMS, 2)
 	}
 	res.Replay = r
 	return nil
@@ -157,10 +171,13 @@ type cuaWay struct {
 	sess   *browser.Session
 	eng    *engine
 	base   string
-	chrome int // pid of its Chromium
+	chrome int    // pid of its Chromium
+	label  string // its name, "cua" unless set
 }
 
-func newCuaWay(ctx context.Context, c *config, base, dataDir string) (*cuaWay, error) {
+// newCuaWay starts the way's browser; skip lists the Chromium pids of
+// other ways of this process, so its CPU is read from its own.
+func newCuaWay(ctx context.Context, c *config, base, dataDir string, skip ...int) (*cuaWay, error) {
 	eng, err := newEngine(c.root, dataDir, "speed")
 	if err != nil {
 		return nil, err
@@ -174,7 +191,7 @@ func newCuaWay(ctx context.Context, c *config, base, dataDir string) (*cuaWay, e
 		br.Close()
 		return nil, err
 	}
-	w := &cuaWay{br: br, sess: sess, eng: eng, base: base, chrome: childWithTMPDIR(os.Getpid(), "cua-browser-")}
+	w := &cuaWay{br: br, sess: sess, eng: eng, base: base, chrome: childWithTMPDIR(os.Getpid(), "cua-browser-", skip...)}
 	if _, _, err := w.lookup(ctx); err != nil { // signs on through the prerequisite
 		w.close()
 		return nil, fmt.Errorf("sign-on lookup: %w", err)
@@ -182,7 +199,12 @@ func newCuaWay(ctx context.Context, c *config, base, dataDir string) (*cuaWay, e
 	return w, nil
 }
 
-func (w *cuaWay) name() string { return "cua" }
+func (w *cuaWay) name() string {
+	if w.label != "" {
+		return w.label
+	}
+	return "cua"
+}
 
 func (w *cuaWay) cpu() (uint64, uint64) { return selfTicks(), subtreeTicks(w.chrome) }
 
