@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/receipt"
 )
 
 const examples = "../../examples/capabilities"
@@ -55,6 +57,36 @@ func TestVersion(t *testing.T) {
 	b = setup(t)
 	if code := b.run("version", "extra"); code != 1 || !strings.Contains(b.errOut.String(), "expected no arguments") {
 		t.Errorf("version with an argument: exit %d, %s", code, b.errOut)
+	}
+}
+
+// cua profile prints a profile the published schema accepts, for each
+// host kind, and refuses an unknown one naming --host.
+func TestProfile(t *testing.T) {
+	t.Parallel()
+	for _, host := range []string{"", receipt.HostBrowser, receipt.HostState, receipt.HostDesktop} {
+		b := setup(t)
+		args := []string{"profile"}
+		if host != "" {
+			args = append(args, "--host", host)
+		}
+		if code := b.run(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, b.errOut)
+		}
+		if err := receipt.Validate(receipt.KindProfile, b.out.Bytes()); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+		var p receipt.Profile
+		if err := json.Unmarshal(b.out.Bytes(), &p); err != nil {
+			t.Fatal(err)
+		}
+		if want := cmp.Or(host, receipt.HostBrowser); p.HostKind != want {
+			t.Errorf("%v: host_kind %q, want %q", args, p.HostKind, want)
+		}
+	}
+	b := setup(t)
+	if code := b.run("profile", "--host", "mainframe"); code != 1 || !strings.Contains(b.errOut.String(), `--host "mainframe"`) || b.out.Len() != 0 {
+		t.Errorf("unknown host: exit %d, out %q, err %q", code, b.out, b.errOut)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
 	observecmd "github.com/cuahq/cua/internal/cmd/observe"
+	profilecmd "github.com/cuahq/cua/internal/cmd/profile"
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
@@ -43,6 +44,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	root.AddCommand(profilecmd.NewCmdProfile(f, nil))
 	root.AddCommand(observecmd.NewCmdObserve(f, nil))
 	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))
 	root.AddCommand(codegencmd.NewCmdCodegen(f, nil))

@@ -1,0 +1,6 @@
+package profilecmd
+
+import _ "embed"
+
+//go:embed profile.txt
+var helpProfile string
