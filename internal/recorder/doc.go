@@ -42,7 +42,8 @@
 //   - Reentry: given [Options.FinalScreen], the screen the run ended on, the
 //     earliest step (after any sign-on step, at or before the first step
 //     entering an input, before the first extraction) whose target that
-//     screen shows is proposed as reentry {step, when: node_exists target},
+//     screen shows exactly once (and whose precondition it satisfies) is
+//     proposed as reentry {step, when: node_exists target},
 //     when the capability validator admits it (an identity check judged
 //     from that step on, nothing unsafe skipped); a note asks a reviewer to
 //     confirm it, or gives the validator's reasons for leaving it out.

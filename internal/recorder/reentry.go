@@ -12,13 +12,13 @@ import (
 // proposeReentry proposes a reentry when [Options.FinalScreen], the screen
 // the discovery run ended on, is one the workflow could start again from:
 // the earliest step S (after any sign-on steps, at or before the first step
-// that enters an input, before the first extraction) whose target the
-// final screen shows becomes reentry {step: S, when: node_exists S's
-// target}. The proposal is kept only when the capability validator admits
-// it (it needs an identity check judged from S on, and no unsafe, gated or
-// extracting step before S); otherwise a note gives the validator's
-// reasons. Either way a note says what was decided. c must have its
-// defaults applied.
+// that enters an input, before the first extraction) that could start on
+// that screen as replay judges it (see startsOn) becomes reentry
+// {step: S, when: node_exists S's target}. The proposal is kept only when
+// the capability validator admits it (it needs an identity check judged
+// from S on, and no unsafe, gated or extracting step before S); otherwise
+// a note gives the validator's reasons. Either way a note says what was
+// decided. c must have its defaults applied.
 func (k *compiler) proposeReentry() {
 	screen := k.opts.FinalScreen
 	if screen == nil {
@@ -60,10 +60,8 @@ func (k *compiler) reentryCandidate(screen *domain.UiSnapshot) (int, *domain.Pre
 		if s.Action == domain.ActExtract {
 			break // a reentered run must read every output again
 		}
-		if when := k.reentryCondition(s); when != nil {
-			if ok, err := targeting.Eval(screen, when); err == nil && ok {
-				return i, when
-			}
+		if when := k.reentryCondition(s); when != nil && startsOn(screen, s, when) {
+			return i, when
 		}
 		if s.Value != nil && s.Value.Input != "" {
 			break // a reentered run must enter every input again
@@ -86,6 +84,23 @@ func (k *compiler) reentryCondition(s *domain.Step) *domain.Predicate {
 		return nil
 	}
 	return p
+}
+
+// startsOn reports whether step s could start on screen as replay judges
+// a reentry: the condition when holds, and so does the step's own
+// expectation (its precondition, if any, and its target resolving to
+// exactly one node).
+func startsOn(screen *domain.UiSnapshot, s *domain.Step, when *domain.Predicate) bool {
+	for _, p := range []*domain.Predicate{when, s.Precondition} {
+		if p == nil {
+			continue
+		}
+		if ok, err := targeting.Eval(screen, p); err != nil || !ok {
+			return false
+		}
+	}
+	_, err := targeting.Resolve(screen, *s.Target)
+	return err == nil
 }
 
 // signsOn reports whether s is part of a sign-on: it enters a secret or a
