@@ -70,6 +70,11 @@ type Options struct {
 	// by id or id@version (a catalog's latest versions). They tell whether a
 	// prerequisite signs on, and what its first step targets.
 	KnownCapabilities map[string]*domain.Capability
+	// FinalScreen is the snapshot the discovery run ended on. When set,
+	// Compile proposes a reentry at the earliest step whose target it
+	// shows, if the validator admits one (see the package doc); when nil,
+	// no reentry is considered.
+	FinalScreen *domain.UiSnapshot
 }
 
 // Result is a compiled draft capability and what a reviewer must check.
@@ -105,8 +110,9 @@ func Compile(t *domain.Trace, opts Options) (*Result, error) {
 		return nil, err
 	}
 	c := k.c
-	c.Provenance.ReviewNotes = slices.Clone(k.notes)
 	capability.ApplyDefaults(c)
+	k.proposeReentry()
+	c.Provenance.ReviewNotes = slices.Clone(k.notes)
 
 	// A compiled capability must load as a draft and hash as it is; anything
 	// else is a recorder bug or a trace whose predicates do not validate.

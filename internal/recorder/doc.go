@@ -39,6 +39,14 @@
 //     and the prerequisites are carried over.
 //   - Recovery gets a transient_load rule (502/503/504 → reload) and, for a
 //     sign-on prerequisite, a session_expired rule that runs it again.
+//   - Reentry: given [Options.FinalScreen], the screen the run ended on, the
+//     earliest step (after any sign-on step, at or before the first step
+//     entering an input, before the first extraction) whose target that
+//     screen shows exactly once (and whose precondition it satisfies) is
+//     proposed as reentry {step, when: node_exists target},
+//     when the capability validator admits it (an identity check judged
+//     from that step on, nothing unsafe skipped); a note asks a reviewer to
+//     confirm it, or gives the validator's reasons for leaving it out.
 //   - Escalation, policy (allowed domains and actions, step and time budgets),
 //     risk (the riskiest step; irreversible steps are gated) and provenance
 //     are filled in.
