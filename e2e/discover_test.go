@@ -63,6 +63,14 @@ func TestDiscoverFromCassetteIsReproducible(t *testing.T) {
 	if !strings.Contains(string(files[0]), "content_hash: "+hashes[0]) {
 		t.Error("the written capability is not sealed with the reported hash")
 	}
+	// Discovery ends on the details page, whose nav frame still shows the
+	// Member Search link: the recorder judged a reentry there from the
+	// final screen and, with no identity check on the result, declined it
+	// and says why.
+	if !strings.Contains(string(files[0]), `no reentry proposed at step click_member_search, although the screen the discovery run ended on shows its target link "Member Search"`) ||
+		!strings.Contains(string(files[0]), "reentry needs an identity check") || strings.Contains(string(files[0]), "\nreentry:") {
+		t.Errorf("the discovered capability does not carry the reentry judgement of its final screen:\n%s", files[0])
+	}
 }
 
 // TestDiscoverWithoutKeySaysWhichVariable: with no cassette and no key the

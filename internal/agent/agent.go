@@ -100,6 +100,10 @@ type Result struct {
 	Priced   bool              `json:"priced"`
 	Proposal *Proposal         `json:"proposal,omitempty"`
 	Outputs  map[string]string `json:"outputs,omitempty"`
+	// FinalScreen is the last screen the loop observed (the one a finish
+	// was judged on): the recorder proposes a reentry from it. Raw, so
+	// never serialized.
+	FinalScreen *domain.UiSnapshot `json:"-"`
 }
 
 // StepReport is one line of live progress.
@@ -196,7 +200,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		l.trace.Surface = domain.SurfaceState
 	}
 	res := l.run(ctx)
-	res.Trace = l.trace
+	res.Trace, res.FinalScreen = l.trace, l.last
 	res.Steps, res.Tokens, res.Cost, res.Priced = l.steps, l.tokens, l.cost, l.priced
 	l.trace.Tokens = l.tokens
 	if len(l.outputs) > 0 {
@@ -238,6 +242,7 @@ type loop struct {
 	guard   *guard
 	trace   *domain.Trace
 	start   time.Time
+	last    *domain.UiSnapshot // the newest observed screen
 
 	steps   int
 	tokens  int
@@ -315,6 +320,7 @@ func (l *loop) run(ctx context.Context) *Result {
 			}
 			return &Result{Status: StatusAborted, Reason: "observe: " + err.Error()}
 		}
+		l.last = snap
 		elems := l.elements(snap)
 		turn, usage, r := l.decide(ctx, snap, elems)
 		if r != nil {

@@ -116,7 +116,7 @@ func Run(ctx context.Context, p Params) (*Result, error) {
 	if res.Status != agent.StatusFinished && res.Status != agent.StatusOutcome {
 		return out, nil
 	}
-	loaded, err := write(p, res.Trace, out)
+	loaded, err := write(p, res.Trace, res.FinalScreen, out)
 	if err != nil || !p.Eval {
 		return out, err
 	}
@@ -128,10 +128,12 @@ func Run(ctx context.Context, p Params) (*Result, error) {
 	return out, err
 }
 
-// write compiles trace, writes and seals the file, and loads it back.
-func write(p Params, trace *domain.Trace, out *Result) (*capability.Loaded, error) {
+// write compiles trace (with the screen discovery ended on, from which
+// the recorder may propose a reentry), writes and seals the file, and
+// loads it back.
+func write(p Params, trace *domain.Trace, final *domain.UiSnapshot, out *Result) (*capability.Loaded, error) {
 	trace.RunID = p.ProvenanceID
-	comp, err := recorder.Compile(trace, recorder.Options{ID: p.ID, Version: p.Version, Now: p.CompiledAt})
+	comp, err := recorder.Compile(trace, recorder.Options{ID: p.ID, Version: p.Version, Now: p.CompiledAt, FinalScreen: final})
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
