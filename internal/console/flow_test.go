@@ -352,7 +352,8 @@ func checkMasked(t *testing.T, o *operatorTab, lv *live) {
 }
 
 // checkActors: the person's dispatches are raw_input with actor human, the
-// engine's are automation, and both are present.
+// engine's are automation, and both are present; each takeover recorded
+// the person's delta.
 func checkActors(t *testing.T, path string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -379,6 +380,10 @@ func checkActors(t *testing.T, path string) {
 	}
 	if !strings.Contains(string(data), `"Submit transfer"`) {
 		t.Errorf("no event names the Submit transfer the person pressed")
+	}
+	// Each of the two takeovers left a record of what the person changed.
+	if n := strings.Count(string(data), `"type":"human_delta"`); n != 2 {
+		t.Errorf("%d human_delta events, want one per takeover (2)", n)
 	}
 	var _ context.Context
 }

@@ -147,6 +147,34 @@ type Reentered struct {
 	Step string `json:"step"`
 }
 
+// HumanDelta: what a person changed on the screen during a takeover,
+// judged when the session came back: the URL before and after, the nodes
+// that appeared and went (role "name", with the frame; at most
+// MaxDeltaNodes of each, with the totals) and the values edited (a
+// sensitive or password node's values are left out, Sensitive says so).
+// Written through the bundle's redactor like every event.
+type HumanDelta struct {
+	URLBefore    string      `json:"url_before"`
+	URLAfter     string      `json:"url_after"`
+	Added        []string    `json:"added"`
+	Removed      []string    `json:"removed"`
+	Edited       []ValueEdit `json:"edited"`
+	AddedTotal   int         `json:"added_total"`
+	RemovedTotal int         `json:"removed_total"`
+	EditedTotal  int         `json:"edited_total"`
+}
+
+// MaxDeltaNodes bounds each list of a HumanDelta.
+const MaxDeltaNodes = 25
+
+// ValueEdit is one control whose value or checked state a person changed.
+type ValueEdit struct {
+	Node      string `json:"node"`
+	Before    string `json:"before,omitempty"`
+	After     string `json:"after,omitempty"`
+	Sensitive bool   `json:"sensitive,omitempty"`
+}
+
 // ReentryDeclined: a run on a warm session did not start at the reentry
 // step (Reason says why) and enters at the entrypoint.
 type ReentryDeclined struct {
@@ -256,6 +284,7 @@ func (StepFinished) EventType() string           { return "step_finished" }
 func (GateReached) EventType() string            { return "gate_reached" }
 func (Reanchored) EventType() string             { return "reanchored" }
 func (Reentered) EventType() string              { return "reentered" }
+func (HumanDelta) EventType() string             { return "human_delta" }
 func (ReentryDeclined) EventType() string        { return "reentry_declined" }
 func (Recovery) EventType() string               { return "recovery" }
 func (RecoveryExhausted) EventType() string      { return "recovery_exhausted" }
@@ -276,7 +305,7 @@ func Kinds() []Payload {
 	return []Payload{
 		ActionDispatched{}, DispatchFailed{}, DispatchRefused{}, TargetUnresolved{}, PolicyDenied{}, LandingRefused{},
 		RunStarted{}, RunRefused{}, InputRefused{}, RunFinished{}, CapabilityStarted{}, CapabilityFinished{},
-		StepFinished{}, GateReached{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
+		StepFinished{}, GateReached{}, HumanDelta{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
 		Extracted{}, DispatchExplained{}, DispatchFailedClassify{}, EffectLanded{}, EffectUnknown{},
 		ApprovalRequired{}, InvalidTurn{}, DiscoveryFinished{},
 	}

@@ -36,6 +36,7 @@ func (r *run) park(ctx context.Context, i int, e *end) (int, bool) {
 	st := &r.c.Steps[i]
 	r.rec.Steps = append(r.rec.Steps, domain.StepResult{ID: st.ID, Action: st.Action, Status: "interrupted",
 		Failure: e.code, Message: "parked for a person: " + e.msg})
+	before, _ := r.disp.Observe(ctx) // the screen handed over, for the delta
 	timeout := r.parkTimeout()
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	err := r.o.Park.Park(pctx, runtime.Parked{
@@ -53,16 +54,17 @@ func (r *run) park(ctx context.Context, i int, e *end) (int, bool) {
 		*e = *errEnd(err)
 		return i, false
 	}
-	return r.afterTakeover(ctx, i), true
+	return r.afterTakeover(ctx, i, before), true
 }
 
-// afterTakeover re-observes the screen a person handed back and picks the
+// afterTakeover re-observes the screen a person handed back, records what
+// the person changed since before (a human_delta event), and picks the
 // step to go on at: after the last step (from i on) whose postcondition
 // already holds. The steps before it were done by the person: they are
 // recorded as landed, their effects confirmed, and never dispatched again.
 // With no such step the run goes on at i, whose expectation the step loop
 // checks again (failing closed on a screen it does not know).
-func (r *run) afterTakeover(ctx context.Context, i int) int {
+func (r *run) afterTakeover(ctx context.Context, i int, before *domain.UiSnapshot) int {
 	done := func(s *domain.UiSnapshot) int {
 		next := i
 		for j := i; j < len(r.c.Steps); j++ {
@@ -89,6 +91,7 @@ func (r *run) afterTakeover(ctx context.Context, i int) int {
 			return i
 		}
 	}
+	r.emit(r.c.Steps[i].ID, humanDelta(before, snap))
 	next := done(snap)
 	for j := i; j < next; j++ {
 		st := &r.c.Steps[j]

@@ -2,6 +2,7 @@ package replay_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/hitl"
 	"github.com/cuahq/cua/internal/hitl/hitlstore"
 	"github.com/cuahq/cua/internal/policy"
@@ -162,6 +164,23 @@ func TestParkTakeoverResume(t *testing.T) {
 	}
 	if human != 1 || automation != 2 {
 		t.Fatalf("dispatches: %d by the person, %d by automation; want 1 and 2 (navigate, type)", human, automation)
+	}
+	// What the person changed is on record: the form went, the posted
+	// transfer came.
+	var delta struct {
+		Step string              `json:"step_id"`
+		Data evidence.HumanDelta `json:"data"`
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(events)), "\n") {
+		if strings.Contains(line, `"type":"human_delta"`) {
+			if err := json.Unmarshal([]byte(line), &delta); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if delta.Step != "submit" || !slices.Contains(delta.Data.Removed, `button "Submit transfer"`) ||
+		!slices.Contains(delta.Data.Added, `heading "Transfer posted"`) || delta.Data.AddedTotal != len(delta.Data.Added) {
+		t.Fatalf("human_delta = %+v, want the form removed and the posted transfer added at step submit", delta)
 	}
 	validateEventLog(t, filepath.Join(b.opts.DataDir, "runs", "run-1"))
 }
