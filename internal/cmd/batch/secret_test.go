@@ -1,16 +1,20 @@
 package batchcmd_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -26,8 +30,8 @@ const operatorID = "OP1001"
 
 const signOnAs = "test.sign_on_as@1.0.0"
 
-// TestSensitiveInputThroughQueue drives the real binary: `cua submit` and
-// `cua batch` refuse a sensitive input given as a value and queue nothing;
+// TestSensitiveInputThroughQueue drives the real binary: `cua submit`,
+// `cua batch` and `cua serve`'s API refuse a sensitive input given as a value and queue nothing;
 // given as a secret reference, a batch row signs on to MemberDesk in real
 // Chromium (the value typed into the form), and a row whose secret the
 // worker lacks ends SECRET_UNAVAILABLE after one attempt. Then no file in
@@ -63,14 +67,19 @@ func TestSensitiveInputThroughQueue(t *testing.T) {
 			t.Errorf("%s: %v\n%s\nwant a refusal naming %q and saying how to pass a reference", tt.name, err, out, tt.want)
 		}
 	}
+	status, body := w.serveSubmit(t, `{"ref":"`+signOnAs+`","base_url":"http://127.0.0.1:1","inputs":{"operator":"`+operatorID+`"}}`)
+	printed.WriteString(body)
+	if status != 400 || !strings.Contains(body, `"field":"inputs.operator"`) {
+		t.Errorf("cua serve's API: %d %s, want 400 naming inputs.operator", status, body)
+	}
 	if n := len(w.queued(t)); n != 0 {
 		t.Fatalf("%d jobs queued by refused commands", n)
 	}
 
 	// A reference the worker holds, and one it does not.
 	rows := filepath.Join(inputs, "tellers.jsonl")
-	body := `{"operator":{"$secret":"corebank_operator"}}` + "\n" + `{"operator":{"$secret":"absent_operator"}}` + "\n"
-	if err := os.WriteFile(rows, []byte(body), 0o600); err != nil {
+	rowsBody := `{"operator":{"$secret":"corebank_operator"}}` + "\n" + `{"operator":{"$secret":"absent_operator"}}` + "\n"
+	if err := os.WriteFile(rows, []byte(rowsBody), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	results := filepath.Join(inputs, "results.jsonl")
@@ -120,6 +129,49 @@ func TestSensitiveInputThroughQueue(t *testing.T) {
 		t.Errorf("the commands printed the value:\n%s", printed.String())
 	}
 	w.noValueOnDisk(t, operatorID)
+}
+
+// serveSubmit starts `cua serve` with no workers (its queue checks runs
+// against the catalog as every command's does), posts one run and returns
+// the answer's status and body.
+func (w *world) serveSubmit(t *testing.T, run string) (int, string) {
+	t.Helper()
+	srv := w.command("serve", "--addr", "127.0.0.1:0", "--workers", "0", "--token", "tok")
+	stderr, err := srv.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Process.Signal(syscall.SIGTERM); _ = srv.Wait() }()
+	sc := bufio.NewScanner(stderr)
+	var url string
+	for url == "" && sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "serving "); ok {
+			url, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	if url == "" {
+		t.Fatalf("cua serve printed no address: %v", sc.Err())
+	}
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	req, err := http.NewRequest("POST", url+"/v1/runs", strings.NewReader(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.StatusCode, string(b)
 }
 
 // queued reads every job's arguments from River's table in the queue file
