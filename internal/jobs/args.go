@@ -16,8 +16,15 @@ type RunArgs struct {
 	Ref string `json:"ref" river:"unique"`
 	// ContentHash, when set, pins the content the run must execute: a
 	// catalog version with other content is refused.
-	ContentHash string            `json:"content_hash,omitempty"`
-	Inputs      map[string]string `json:"inputs,omitempty"`
+	ContentHash string `json:"content_hash,omitempty"`
+	// Inputs are input values by name. A sensitive input is never here
+	// (see CheckInputs): the queue's table, its API and River's UI show
+	// every value.
+	Inputs map[string]string `json:"inputs,omitempty"`
+	// InputSecrets are the sensitive inputs, by name, as secret
+	// references (CUA_SECRET_<REF> or --secrets FILE on the worker),
+	// which the worker resolves just before the run.
+	InputSecrets map[string]string `json:"input_secrets,omitempty"`
 	// IdempotencyKey, when set, makes the job unique per Ref: submitting
 	// the same key again returns the first job instead of a new one.
 	IdempotencyKey string `json:"idempotency_key,omitempty" river:"unique"`
@@ -70,6 +77,19 @@ func (a RunArgs) Validate() error {
 	for k := range a.Inputs {
 		if k == "" {
 			return fmt.Errorf("inputs: an input name is empty")
+		}
+	}
+	for _, k := range sortedKeys(a.InputSecrets) {
+		switch _, both := a.Inputs[k]; {
+		case k == "":
+			return fmt.Errorf("input_secrets: an input name is empty")
+		case !secretRef.MatchString(a.InputSecrets[k]):
+			// The reference is not echoed: a value pasted by mistake must
+			// not reach a log through its error.
+			return fmt.Errorf("input_secrets.%s: not a secret reference: want lower-case letters, digits and _, "+
+				"starting with a letter (REF of CUA_SECRET_<REF>)", k)
+		case both:
+			return fmt.Errorf("input_secrets.%s: input %q is given both as a value (inputs) and as a secret reference; give only the reference", k, k)
 		}
 	}
 	return nil

@@ -25,11 +25,17 @@ type Row struct {
 	// N is the row's number, 1 for the first data row.
 	N      int               `json:"row"`
 	Inputs map[string]string `json:"inputs"`
+	// Secrets are the row's sensitive inputs as secret references (input
+	// name → ref), never values: a CSV cell "$secret:REF" or a JSON Lines
+	// value {"$secret": "REF"}.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // ReadRows reads a batch's rows: a CSV file whose header names the inputs,
-// or JSON Lines of objects of input values (strings or numbers). Errors
-// name the file and row.
+// or JSON Lines of objects of input values (strings or numbers). A
+// sensitive input is written as a secret reference: a CSV cell
+// "$secret:REF", a JSON Lines value {"$secret": "REF"}. Errors name the
+// file and row.
 func ReadRows(path string) ([]Row, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -60,11 +66,15 @@ func csvRows(path string, data []byte) ([]Row, error) {
 	}
 	rows := make([]Row, 0, len(recs)-1)
 	for i, rec := range recs[1:] {
-		in := make(map[string]string, len(head))
+		r := Row{N: i + 1, Inputs: make(map[string]string, len(head))}
 		for c, h := range head {
-			in[strings.TrimSpace(h)] = rec[c]
+			if ref, ok := strings.CutPrefix(strings.TrimSpace(rec[c]), SecretPrefix); ok {
+				r.secret(strings.TrimSpace(h), strings.TrimSpace(ref))
+				continue
+			}
+			r.Inputs[strings.TrimSpace(h)] = rec[c]
 		}
-		rows = append(rows, Row{N: i + 1, Inputs: in})
+		rows = append(rows, r)
 	}
 	return rows, nil
 }
@@ -83,20 +93,13 @@ func jsonlRows(path string, data []byte) ([]Row, error) {
 		if err := dec.Decode(&m); err != nil {
 			return nil, fmt.Errorf("--inputs %s line %d: %w", path, line, err)
 		}
-		in := make(map[string]string, len(m))
+		r := Row{N: len(rows) + 1, Inputs: make(map[string]string, len(m))}
 		for k, v := range m {
-			switch v := v.(type) {
-			case string:
-				in[k] = v
-			case json.Number:
-				in[k] = v.String()
-			case bool:
-				in[k] = fmt.Sprint(v)
-			default:
-				return nil, fmt.Errorf("--inputs %s line %d: input %q: want a string or a number", path, line, k)
+			if err := r.set(k, v); err != nil {
+				return nil, fmt.Errorf("--inputs %s line %d: %w", path, line, err)
 			}
 		}
-		rows = append(rows, Row{N: len(rows) + 1, Inputs: in})
+		rows = append(rows, r)
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("--inputs %s: %w", path, err)
@@ -104,8 +107,38 @@ func jsonlRows(path string, data []byte) ([]Row, error) {
 	return rows, nil
 }
 
-// RowKey is a row's idempotency key: the capability, the row number and
-// its inputs, so re-running the same file finds the same jobs.
+// set sets one JSON Lines value: a string, number or boolean, or a secret
+// reference {"$secret": "REF"}.
+func (r *Row) set(k string, v any) error {
+	switch v := v.(type) {
+	case string:
+		r.Inputs[k] = v
+	case json.Number:
+		r.Inputs[k] = v.String()
+	case bool:
+		r.Inputs[k] = fmt.Sprint(v)
+	case map[string]any:
+		ref, ok := v["$secret"].(string)
+		if !ok || len(v) != 1 {
+			return fmt.Errorf("input %q: an object must be a secret reference {\"$secret\": \"REF\"}", k)
+		}
+		r.secret(k, ref)
+	default:
+		return fmt.Errorf("input %q: want a string, a number or {\"$secret\": \"REF\"}", k)
+	}
+	return nil
+}
+
+func (r *Row) secret(name, ref string) {
+	if r.Secrets == nil {
+		r.Secrets = map[string]string{}
+	}
+	r.Secrets[name] = ref
+}
+
+// RowKey is a row's idempotency key: the capability, the row number, its
+// inputs and its secret references (never a secret's value), so re-running
+// the same file finds the same jobs.
 func RowKey(ref string, r Row) string {
 	names := make([]string, 0, len(r.Inputs))
 	for k := range r.Inputs {
@@ -116,6 +149,9 @@ func RowKey(ref string, r Row) string {
 	fmt.Fprintf(h, "%s\x00%d", ref, r.N)
 	for _, k := range names {
 		fmt.Fprintf(h, "\x00%s=%s", k, r.Inputs[k])
+	}
+	for _, k := range sortedKeys(r.Secrets) {
+		fmt.Fprintf(h, "\x00%s=%s%s", k, SecretPrefix, r.Secrets[k])
 	}
 	return "row-" + hex.EncodeToString(h.Sum(nil))[:24]
 }
@@ -206,22 +242,9 @@ func (q *Queue) RunBatch(ctx context.Context, p BatchParams) (Progress, error) {
 	}
 	pr := Progress{Total: len(p.Rows)}
 	results := map[int]RowResult{}
-	pending := map[int64]Row{}
-	for _, r := range p.Rows {
-		key := RowKey(p.Args.Ref, r)
-		if old, ok := prev[key]; ok {
-			results[r.N] = old
-			count(&pr, old)
-			pr.Skipped++
-			continue
-		}
-		a := p.Args
-		a.Inputs, a.IdempotencyKey = r.Inputs, key
-		j, err := q.Submit(ctx, a)
-		if err != nil {
-			return pr, fmt.Errorf("row %d: %w", r.N, err)
-		}
-		pending[j.ID] = r
+	pending, err := q.submitRows(ctx, p, prev, results, &pr)
+	if err != nil {
+		return pr, err
 	}
 	f, err := os.OpenFile(p.Out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -253,6 +276,46 @@ func (q *Queue) RunBatch(ctx context.Context, p BatchParams) (Progress, error) {
 	}
 	report()
 	return pr, writeResults(p.Out, p.Rows, results)
+}
+
+// submitRows queues every row not already in prev (whose results it
+// moves to results). Every row is checked ([Queue.Check]) before the first
+// is queued: a refused row (a sensitive input given as a value, say)
+// leaves the queue as it was.
+func (q *Queue) submitRows(ctx context.Context, p BatchParams, prev map[string]RowResult, results map[int]RowResult, pr *Progress) (map[int64]Row, error) {
+	check, err := q.checker(ctx, p.Args.Ref)
+	if err != nil {
+		return nil, err
+	}
+	var todo []Row
+	for _, r := range p.Rows {
+		if old, ok := prev[RowKey(p.Args.Ref, r)]; ok {
+			results[r.N] = old
+			count(pr, old)
+			pr.Skipped++
+			continue
+		}
+		if err := check(p.rowArgs(r)); err != nil {
+			return nil, fmt.Errorf("row %d: %w", r.N, err)
+		}
+		todo = append(todo, r)
+	}
+	pending := map[int64]Row{}
+	for _, r := range todo {
+		j, err := q.insert(ctx, p.rowArgs(r))
+		if err != nil {
+			return pending, fmt.Errorf("row %d: %w", r.N, err)
+		}
+		pending[j.ID] = r
+	}
+	return pending, nil
+}
+
+// rowArgs is the run of one row.
+func (p BatchParams) rowArgs(r Row) RunArgs {
+	a := p.Args
+	a.Inputs, a.InputSecrets, a.IdempotencyKey = r.Inputs, r.Secrets, RowKey(p.Args.Ref, r)
+	return a
 }
 
 // collect reads the pending jobs, moving each final one to results and

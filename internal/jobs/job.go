@@ -64,12 +64,18 @@ func jobOf(row *rivertype.JobRow) (*Job, error) {
 	return j, nil
 }
 
-// Submit validates a and puts it in the queue. With an idempotency key
-// already used for a.Ref it returns that job, marked Duplicate.
+// Submit checks a ([Queue.Check]: a refusal wraps [ErrRefused]) and puts
+// it in the queue. With an idempotency key already used for a.Ref it
+// returns that job, marked Duplicate.
 func (q *Queue) Submit(ctx context.Context, a RunArgs) (*Job, error) {
-	if err := a.Validate(); err != nil {
+	if err := q.Check(ctx, a); err != nil {
 		return nil, err
 	}
+	return q.insert(ctx, a)
+}
+
+// insert puts a checked run in the queue.
+func (q *Queue) insert(ctx context.Context, a RunArgs) (*Job, error) {
 	res, err := q.c.Insert(ctx, a, nil)
 	if err != nil {
 		return nil, fmt.Errorf("submit %s: %w", a.Ref, err)

@@ -34,11 +34,17 @@ type fakeRunner struct {
 	// run was indexed and before it ended: a worker dying mid-run.
 	die func(runID string) bool
 	n   atomic.Int32
+	// inputs are the inputs each run was given, by run id.
+	inputs map[string]map[string]string
 }
 
 func (f *fakeRunner) Run(ctx context.Context, r jobs.Request) (*domain.RunRecord, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, r.RunID)
+	if f.inputs == nil {
+		f.inputs = map[string]map[string]string{}
+	}
+	f.inputs[r.RunID] = r.Inputs
 	f.mu.Unlock()
 	f.n.Add(1)
 	in := map[string]any{}
@@ -61,9 +67,15 @@ type testBundle struct {
 	st  store.Store
 	cat *catalog.Catalog
 	run *fakeRunner
+	dir string // the data directory: queue.db, cua.db
 }
 
-func setup(t *testing.T, run *fakeRunner) *testBundle {
+func setup(t *testing.T, run *fakeRunner) *testBundle { return setupWith(t, run, nil, false) }
+
+// setupWith is setup with a worker resolving secret references from sec
+// and, with check, a queue that checks every submitted run against the
+// catalog (as every command's queue does).
+func setupWith(t *testing.T, run *fakeRunner, sec jobs.SecretSource, check bool) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -72,13 +84,18 @@ func setup(t *testing.T, run *fakeRunner) *testBundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	for _, f := range []string{"memberdesk.savings_balance.yaml", "memberdesk.transfer_funds.yaml", "corebank.auth.sign_on.yaml"} {
-		if _, err := cat.AddFile(ctx, filepath.Join(examples, f)); err != nil {
+	for _, f := range []string{examples + "/memberdesk.savings_balance.yaml", examples + "/memberdesk.transfer_funds.yaml",
+		examples + "/corebank.auth.sign_on.yaml", signOnAsFile} {
+		if _, err := cat.AddFile(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	q, err := jobs.Open(ctx, jobs.Config{SQLitePath: filepath.Join(dir, "queue.db"), Workers: 2,
-		Worker: jobs.NewWorker(cat, st, run, nil), PollInterval: 50 * time.Millisecond})
+	cfg := jobs.Config{SQLitePath: filepath.Join(dir, "queue.db"), Workers: 2,
+		Worker: jobs.NewWorker(cat, st, sec, run, nil), PollInterval: 50 * time.Millisecond}
+	if check {
+		cfg.Capabilities = cat
+	}
+	q, err := jobs.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +108,7 @@ func setup(t *testing.T, run *fakeRunner) *testBundle {
 		_ = q.Stop(sctx)
 		q.Close()
 	})
-	return &testBundle{q: q, st: st, cat: cat, run: run}
+	return &testBundle{q: q, st: st, cat: cat, run: run, dir: dir}
 }
 
 func (b *testBundle) wait(t *testing.T, j *jobs.Job) *jobs.Job {

@@ -45,6 +45,12 @@ type Config struct {
 	// PollInterval is how often workers look for new jobs (default 200ms).
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// Capabilities, when set (the catalog), lets Submit and RunBatch check
+	// each run's inputs against its capability before inserting it: a
+	// sensitive input must come as a secret reference (see CheckInputs),
+	// and a capability the catalog does not hold is refused. Every command
+	// that submits sets it; without it only RunArgs.Validate applies.
+	Capabilities Capabilities
 }
 
 // Validate checks c before anything opens.
@@ -86,6 +92,7 @@ type client interface {
 // Queue is the run queue. Safe for concurrent use.
 type Queue struct {
 	c         client
+	caps      Capabilities
 	close     func()
 	workers   int
 	endpoints uiendpoints.Bundle // River UI's view of the same client
@@ -99,10 +106,18 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	rc := riverConfig(cfg)
+	var q *Queue
+	var err error
 	if IsPostgres(cfg.DB) {
-		return openPostgres(ctx, cfg.DB, rc, cfg.Workers)
+		q, err = openPostgres(ctx, cfg.DB, rc, cfg.Workers)
+	} else {
+		q, err = openSQLite(ctx, cfg.SQLitePath, rc, cfg.Workers)
 	}
-	return openSQLite(ctx, cfg.SQLitePath, rc, cfg.Workers)
+	if err != nil {
+		return nil, err
+	}
+	q.caps = cfg.Capabilities
+	return q, nil
 }
 
 func riverConfig(cfg Config) *river.Config {

@@ -32,7 +32,9 @@ type Request struct {
 	// Library serves the capabilities it calls (the catalog).
 	Library replay.Library
 	// Gate admits and indexes the run in the catalog.
-	Gate          *catalog.Gate
+	Gate *catalog.Gate
+	// Inputs are the run's input values, the sensitive ones resolved from
+	// their secret references: they live in this process only.
 	Inputs        map[string]string
 	BaseURL       string
 	ReleasedGates []string
@@ -48,18 +50,21 @@ type interventions interface {
 // runs it through its Runner. Safe for concurrent use.
 type Worker struct {
 	river.WorkerDefaults[RunArgs]
-	cat    *catalog.Catalog
-	queue  interventions
-	run    Runner
-	logger *slog.Logger
+	cat     *catalog.Catalog
+	queue   interventions
+	secrets SecretSource
+	run     Runner
+	logger  *slog.Logger
 }
 
-// NewWorker returns a worker over the catalog; interventions go to st.
-func NewWorker(cat *catalog.Catalog, st interventions, run Runner, logger *slog.Logger) *Worker {
+// NewWorker returns a worker over the catalog; interventions go to st,
+// and the secret references of sensitive inputs ([RunArgs.InputSecrets])
+// are resolved from sec (nil: a job with one ends SECRET_UNAVAILABLE).
+func NewWorker(cat *catalog.Catalog, st interventions, sec SecretSource, run Runner, logger *slog.Logger) *Worker {
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Worker{cat: cat, queue: st, run: run, logger: logger}
+	return &Worker{cat: cat, queue: st, secrets: sec, run: run, logger: logger}
 }
 
 // Result is what a finished job holds (River's recorded output).
@@ -94,14 +99,23 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		return w.refuse(ctx, job, domain.CodeHashMismatch,
 			fmt.Errorf("%s resolves to %s, the job was pinned to %s", a.Ref, l.Hash, a.ContentHash))
 	}
+	if err := CheckInputs(l.Capability, a); err != nil {
+		return w.refuse(ctx, job, domain.CodeInputInvalid, err)
+	}
 	for k := 1; k < job.Attempt; k++ {
 		if stop, err := w.prior(ctx, job, l, RunID(job.ID, k)); stop || err != nil {
 			return err
 		}
 	}
+	// Secret references are resolved last, just before the run; a missing
+	// secret will not appear by retrying, so the job ends here.
+	inputs, err := resolveInputs(w.secrets, a)
+	if err != nil {
+		return w.refuse(ctx, job, domain.CodeSecretUnavailable, err)
+	}
 	runID := RunID(job.ID, job.Attempt)
 	rec, err := w.run.Run(ctx, Request{RunID: runID, Capability: l, Library: w.cat.Library(ctx),
-		Gate: w.cat.Gate(catalog.RunParams{Unattended: a.Unattended}), Inputs: a.Inputs, BaseURL: a.BaseURL,
+		Gate: w.cat.Gate(catalog.RunParams{Unattended: a.Unattended}), Inputs: inputs, BaseURL: a.BaseURL,
 		ReleasedGates: a.ReleaseGates})
 	if err != nil {
 		// The run could not be made; if it was indexed, it may have begun.
@@ -174,7 +188,8 @@ func (w *Worker) escalate(ctx context.Context, runID, reason string) (string, er
 }
 
 // refuse records a job that can never run (unknown capability, a pinned
-// hash that does not match) and cancels it.
+// hash that does not match, inputs the capability refuses, a secret the
+// worker's store does not hold) and cancels it: River never retries it.
 func (w *Worker) refuse(ctx context.Context, job *river.Job[RunArgs], code domain.FailureCode, err error) error {
 	res := Result{Status: domain.StatusFailed, FailureCode: code, Message: err.Error(), Attempt: job.Attempt}
 	if rerr := river.RecordOutput(ctx, res); rerr != nil {

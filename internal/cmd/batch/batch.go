@@ -108,10 +108,11 @@ func Run(ctx context.Context, o *BatchOptions) error {
 		}
 		defer stop()
 	} else {
-		if q, err = jobs.Open(ctx, w.Queue); err != nil {
+		var done func()
+		if q, done, err = workercmd.OpenClient(ctx, w.Store, w.Queue); err != nil {
 			return err
 		}
-		defer q.Close()
+		defer done()
 	}
 	tty := isTerminal(w.IO.ErrOut)
 	if o.TTY != nil {

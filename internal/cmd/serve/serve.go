@@ -94,10 +94,11 @@ func Run(ctx context.Context, o *ServeOptions) error {
 		}
 		defer stop()
 	} else {
-		if q, err = jobs.Open(ctx, w.Queue); err != nil {
+		var done func()
+		if q, done, err = workercmd.OpenClient(ctx, w.Store, w.Queue); err != nil {
 			return err
 		}
-		defer q.Close()
+		defer done()
 	}
 	if o.Token == "" {
 		if o.Token, err = writeToken(w.Store.DataDir); err != nil {

@@ -21,8 +21,12 @@ type SubmitOptions struct {
 	Queue  jobs.Config
 	Args   jobs.RunArgs
 	Inputs []string
-	Wait   bool
-	JSON   bool
+	// InputSecrets are --input-secret NAME=REF: a sensitive input as a
+	// secret reference the worker resolves (its value never enters the
+	// queue).
+	InputSecrets []string
+	Wait         bool
+	JSON         bool
 }
 
 // NewCmdSubmit builds `cua submit`.
@@ -48,6 +52,8 @@ func NewCmdSubmit(f *cmdutil.Factory, runF func(context.Context, *SubmitOptions)
 	cmdutil.StoreFlags(cmd, &o.Store, true)
 	a, fl := &o.Args, cmd.Flags()
 	fl.StringArrayVarP(&o.Inputs, "input", "i", nil, "input as NAME=VALUE (repeatable)")
+	fl.StringArrayVar(&o.InputSecrets, "input-secret", nil,
+		"sensitive input as NAME=REF, a secret reference the worker resolves (CUA_SECRET_<REF> or --secrets); repeatable")
 	fl.StringVar(&a.BaseURL, "base-url", "http://127.0.0.1:8811", "base URL of the application")
 	fl.StringVar(&a.ContentHash, "hash", "", "pin the run to this content hash (sha256:…)")
 	fl.StringVar(&a.IdempotencyKey, "idempotency-key", "", "a second submit with this key returns the first job")
@@ -70,6 +76,11 @@ func (o *SubmitOptions) Validate() error {
 		return err
 	}
 	o.Args.Inputs = in
+	refs, err := cmdutil.PairsFlag("--input-secret", o.InputSecrets)
+	if err != nil {
+		return err
+	}
+	o.Args.InputSecrets = refs
 	if err := cmdutil.HTTPURL("--base-url", o.Args.BaseURL); err != nil {
 		return err
 	}
@@ -81,11 +92,11 @@ func (o *SubmitOptions) Validate() error {
 
 // Run submits the run and, with --wait, waits for it.
 func Run(ctx context.Context, o *SubmitOptions) error {
-	q, err := jobs.Open(ctx, o.Queue)
+	q, done, err := workercmd.OpenClient(ctx, o.Store, o.Queue)
 	if err != nil {
 		return err
 	}
-	defer q.Close()
+	defer done()
 	j, err := q.Submit(ctx, o.Args)
 	if err != nil {
 		return err

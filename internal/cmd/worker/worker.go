@@ -148,7 +148,8 @@ func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
 		WarmTTL: o.WarmTTL, MaxWarm: o.Queue.Workers,
 		Logger: func(runRed *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, runRed) }})
 	qc := o.Queue
-	qc.Worker = jobs.NewWorker(cat, st, run, cmdutil.NewLogger(o.IO.ErrOut, red))
+	qc.Worker = jobs.NewWorker(cat, st, sec, run, cmdutil.NewLogger(o.IO.ErrOut, red))
+	qc.Capabilities = cat
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
 		run.Close()
@@ -170,6 +171,22 @@ func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
 		st.Close()
 	}
 	return q, stop, nil
+}
+
+// OpenClient opens the catalog and a queue that only submits and reads
+// (no workers), checking what it submits against the catalog (a sensitive
+// input must come as a secret reference); done closes both.
+func OpenClient(ctx context.Context, st launch.StoreOptions, qc jobs.Config) (q *jobs.Queue, done func(), err error) {
+	cat, s, err := cmdutil.OpenCatalog(ctx, st)
+	if err != nil {
+		return nil, nil, err
+	}
+	qc.Workers, qc.Worker, qc.Capabilities = 0, nil, cat
+	if q, err = jobs.Open(ctx, qc); err != nil {
+		s.Close()
+		return nil, nil, err
+	}
+	return q, func() { q.Close(); s.Close() }, nil
 }
 
 func where(q jobs.Config) string {

@@ -134,12 +134,15 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "body", "invalid run: "+err.Error())
 		return
 	}
-	if err := a.Validate(); err != nil {
+	// Submit checks the run against its capability before inserting it: a
+	// refusal (a bad field, an unknown capability, a sensitive input sent
+	// as a value instead of in input_secrets) is a 400 naming the field.
+	j, err := h.q.Submit(r.Context(), a)
+	if errors.Is(err, jobs.ErrRefused) {
 		field, _, _ := strings.Cut(err.Error(), ":")
 		writeError(w, http.StatusBadRequest, field, err.Error())
 		return
 	}
-	j, err := h.q.Submit(r.Context(), a)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "", "submit failed")
 		return
