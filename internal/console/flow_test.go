@@ -79,7 +79,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	checkMasked(t, op, lv)
 
 	// Type a new amount: click the field, clear it, type.
-	op.clickNode(lv, "textbox", "Amount")
+	focusNode(t, op, lv, "textbox", "Amount")
 	op.do("focus the picture", chromedp.Focus(chromedp.ID("screen")))
 	for range 5 {
 		op.do("backspace", chromedp.KeyEvent(kb.End), chromedp.KeyEvent(kb.Backspace))
@@ -228,6 +228,32 @@ func waitScreen(t *testing.T, lv *live, role, name string) {
 		}
 	}
 	t.Fatalf("the parked page never showed %s %q", role, name)
+}
+
+// focusNode clicks a field on the live picture until the parked page
+// shows it focused, as an operator clicks again when the caret is not
+// there: on a loaded machine the first frame can arrive after the first
+// click was aimed, and keys go to whatever has focus.
+func focusNode(t *testing.T, op *operatorTab, lv *live, role, name string) {
+	t.Helper()
+	for range 3 {
+		op.clickNode(lv, role, name)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			lv.mu.Lock()
+			snap, err := lv.observe(t.Context())
+			lv.mu.Unlock()
+			if err != nil {
+				continue
+			}
+			for _, n := range snap.Nodes {
+				if n.Role == role && n.Name == name && n.States.Focused {
+					return
+				}
+			}
+		}
+		t.Logf("%s %q not focused 10 s after the click: clicking again", role, name)
+	}
+	t.Fatalf("%s %q never took focus from a click on the live picture", role, name)
 }
 
 func nodeValue(t *testing.T, lv *live, role, name string) string {

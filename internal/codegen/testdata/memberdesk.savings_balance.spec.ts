@@ -37,7 +37,7 @@ test.use({
       "--disable-component-extensions-with-background-pages",
       "--no-service-autorun",
       "--disable-search-engine-choice-screen",
-      "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,PasswordManagerOnboarding,SafeBrowsing,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater",
+      "--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,PasswordManagerOnboarding,SafeBrowsing,InterestFeedContentSuggestions,CertificateTransparencyComponentUpdater,NetworkTimeServiceQuerying",
       "--metrics-recording-only",
       "--password-store=basic",
       "--use-mock-keychain",
