@@ -71,7 +71,10 @@ func setupFaultRun(t *testing.T) *faultRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	// Every lookup of the test runs under this context: the session-drop
+	// test takes 13 s here, so a minute was 4.6x from failing on a loaded
+	// CI machine. Only a hang meets 5 minutes.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	t.Cleanup(cancel)
 	sess, err := br.NewSession(ctx)
 	if err != nil {
