@@ -318,7 +318,11 @@ func TestSigtermStopsValidate(t *testing.T) {
 	}
 	select {
 	case <-done:
-		if d := time.Since(sent); d > time.Second {
+		d := time.Since(sent)
+		t.Logf("validate exited %s after SIGTERM", d.Round(time.Millisecond))
+		// The bound is the command's promise (SIGTERM's one-second budget),
+		// not a wait for the machine: it is kept.
+		if d > time.Second {
 			t.Errorf("exit %v after SIGTERM, want within 1s", d)
 		}
 		if cmd.ProcessState.ExitCode() == 0 {

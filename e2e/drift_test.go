@@ -51,7 +51,9 @@ func reducedDrift() []driftCase {
 func TestDriftReduced(t *testing.T) {
 	b := setup(t, mockapp.Options{})
 	lookup := load(t, "memberdesk.savings_balance")
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	// One context for the whole walk (about 16 runs, the halting ones each
+	// waiting out a short step wait): only a hang meets 10 minutes.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
 	defer cancel()
 	sess, err := sharedBrowser.NewSession(ctx)
 	if err != nil {
@@ -59,7 +61,11 @@ func TestDriftReduced(t *testing.T) {
 	}
 	defer sess.Close()
 	seq := 0
-	run := func() *domain.RunRecord {
+	// A drifted run's verdict cannot fail the test by being slow (a benign
+	// variant that halts is only logged), so its step wait stays short; the
+	// undrifted sign-on must succeed, so it gets a generous one, which a
+	// passing run never waits out.
+	run := func(stepWait time.Duration) *domain.RunRecord {
 		t.Helper()
 		seq++
 		rec, err := replay.Run(ctx, replay.Options{
@@ -67,7 +73,7 @@ func TestDriftReduced(t *testing.T) {
 			BaseURL: b.app.URL(), Surface: sess, Redactor: redact.New(), DataDir: b.dataDir,
 			Secrets:  secrets{"corebank_operator": operator, "corebank_password": password},
 			RunID:    fmt.Sprintf("drift-%03d", seq),
-			StepWait: 1500 * time.Millisecond,
+			StepWait: stepWait,
 		})
 		if err != nil {
 			t.Fatalf("replay: %v", err)
@@ -75,7 +81,7 @@ func TestDriftReduced(t *testing.T) {
 		return rec
 	}
 	// Sign on once, undrifted.
-	if rec := run(); rec.Status != domain.StatusSuccess {
+	if rec := run(60 * time.Second); rec.Status != domain.StatusSuccess {
 		t.Fatalf("undrifted lookup: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
 	}
 	start := time.Now()
@@ -95,7 +101,7 @@ func TestDriftReduced(t *testing.T) {
 		}
 		name := before.Drift.String()
 		t0 := time.Now()
-		rec := run()
+		rec := run(1500 * time.Millisecond)
 		after, err := b.ctl.Drift(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -120,7 +120,7 @@ func TestReplayTalksOnlyToTheApp(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	cdpURL := launchChromium(t, append(browser.Flags(), "--proxy-server=http://"+ln.Addr().String(), "--proxy-bypass-list=<-loopback>")...)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a quiet wait of up to 20 s and a lookup; only a hang meets it
 	defer cancel()
 	br, err := browser.Launch(ctx, browser.Options{CDPURL: cdpURL})
 	if err != nil {
@@ -234,7 +234,7 @@ func launchChromium(t *testing.T, extra ...string) string {
 	select {
 	case u := <-found:
 		return u
-	case <-time.After(30 * time.Second):
+	case <-time.After(90 * time.Second): // Chromium's start on a loaded CI machine; only a hang waits this long
 		t.Fatal("chromium did not print its DevTools URL")
 	}
 	panic("unreachable")

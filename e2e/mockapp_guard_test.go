@@ -42,7 +42,7 @@ document.getElementById("search").submit();
 	}))
 	t.Cleanup(evil.Close)
 
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute) // two Chromium runs on a loaded CI machine
 	defer cancel()
 	sess, err := sharedBrowser.NewSession(ctx)
 	if err != nil {
@@ -50,13 +50,16 @@ document.getElementById("search").submit();
 	}
 	defer sess.Close()
 	lookup := load(t, "memberdesk.savings_balance")
-	run := func(base string) *domain.RunRecord {
+	// stepWait is short for the other site's page, where the run must
+	// halt (a slow machine only makes it halt sooner), and generous for
+	// the app's own lookup, which ends as soon as each screen shows.
+	run := func(base string, stepWait time.Duration) *domain.RunRecord {
 		t.Helper()
 		rec, err := replay.Run(ctx, replay.Options{
 			Capability: lookup, Library: b.lib, Inputs: map[string]string{"member_id": "12345"},
 			BaseURL: base, Surface: sess, Redactor: redact.New(), DataDir: b.dataDir,
 			Secrets: secrets{"corebank_operator": operator, "corebank_password": password},
-			RunID:   fmt.Sprintf("guard-%d", time.Now().UnixNano()), StepWait: time.Second,
+			RunID:   fmt.Sprintf("guard-%d", time.Now().UnixNano()), StepWait: stepWait,
 		})
 		if err != nil {
 			t.Fatalf("replay on %s: %v", base, err)
@@ -66,11 +69,11 @@ document.getElementById("search").submit();
 	// The lookup opened on the other site's page: Chromium loads it, its
 	// script posts both forms, and the run halts there (no Sign on, no
 	// Member Search).
-	if rec := run(evil.URL); rec.Status == domain.StatusSuccess {
+	if rec := run(evil.URL, time.Second); rec.Status == domain.StatusSuccess {
 		t.Fatalf("a lookup on the other site succeeded: %+v", rec.Outputs)
 	}
 	var st mockapp.State
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // ends when both refusals are logged
 	for time.Now().Before(deadline) {
 		st = b.state(t)
 		if strings.Count(logs.String(), "request refused: origin") >= 2 || st.Faults[mockapp.FaultTransientLoad] != 0 || len(st.Posts) > 0 {
@@ -91,7 +94,7 @@ document.getElementById("search").submit();
 	}
 
 	// The app's own forms carry its origin.
-	rec := run(app)
+	rec := run(app, 60*time.Second)
 	if rec.Status != domain.StatusSuccess {
 		t.Fatalf("lookup on the app: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)
 	}
@@ -139,7 +142,7 @@ func TestMockappCommandBindsLoopback(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second) // a subprocess on a loaded CI machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, "mockapp", "--addr", "127.0.0.1:0")
 	var stderr syncBuffer

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/hitl"
@@ -95,15 +94,15 @@ func TestResultTable(t *testing.T) {
 		{name: "recovery exhausted", cap: std("12345"), prepare: arm("transient_load", -1, 0),
 			want: want{status: domain.StatusNeedsHuman, code: domain.CodeRecoveryExhausted, recoveries: 1, dispatches: 2}},
 		{name: "target not found: renamed label, escalated", cap: func(t *testing.T) runSpec {
-			return runSpec{cap: load(t, lookup), inputs: member("12345"), stepWait: 1500 * time.Millisecond}
+			return runSpec{cap: load(t, lookup), inputs: member("12345")}
 		}, variant: "c", want: want{status: domain.StatusNeedsHuman, code: domain.CodeTargetNotFound, dispatches: 6}},
 		{name: "target not found: not escalated", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: derive(t, lookup, "triggers: [RECOVERY_EXHAUSTED, UNEXPECTED_STATE, TARGET_NOT_FOUND, TARGET_AMBIGUOUS]", "triggers: [RECOVERY_EXHAUSTED]"),
-				inputs: member("12345"), stepWait: 1500 * time.Millisecond}
+				inputs: member("12345")}
 		}, variant: "c", want: want{status: domain.StatusFailed, code: domain.CodeTargetNotFound, dispatches: 6}},
 		{name: "target ambiguous: a Search button in two frames", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: derive(t, lookup, "      name: Search\n      scope: {frame: content}\n", "      name: Search\n"),
-				inputs: member("12345"), stepWait: 1500 * time.Millisecond}
+				inputs: member("12345")}
 		}, want: want{status: domain.StatusNeedsHuman, code: domain.CodeTargetAmbiguous, dispatches: 6}},
 		{name: "unexpected state: undeclared dialog is not clicked", cap: std("12345"), prepare: arm("undeclared_dialog", 1, 0),
 			want: want{status: domain.StatusNeedsHuman, code: domain.CodeUnexpectedState, dispatches: 1}},

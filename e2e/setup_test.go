@@ -141,7 +141,7 @@ func runOn(t *testing.T, b *bundle, baseURL string, spec runSpec) *domain.RunRec
 	if b.lib != nil {
 		lib = b.lib
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // one lookup; only a hang meets it
 	defer cancel()
 	sess, err := sharedBrowser.NewSession(ctx)
 	if err != nil {

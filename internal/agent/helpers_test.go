@@ -30,11 +30,13 @@ const runID = "discover-test"
 // Bounds every adversarial run is held to: the test's own deadline, and how
 // long a run may take at most (well before that deadline). Each step is an
 // HTTP round trip to a local fake and a sim dispatch: a run of a dozen
-// steps takes tens of milliseconds under -race; the bound is loose because
-// test machines are shared, and still far below a hang.
+// steps takes tens of milliseconds under -race. Both bounds only catch a
+// hang, so they are generous: CI runs every package at once on 2 shared
+// cores, where a run can be a hundred times slower than here, and a passing
+// run never waits for them.
 const (
-	testDeadline = 30 * time.Second
-	runBound     = 10 * time.Second
+	testDeadline = 120 * time.Second
+	runBound     = 60 * time.Second
 )
 
 // usage is what every scripted reply charges unless a test says otherwise.

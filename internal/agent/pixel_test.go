@@ -60,7 +60,7 @@ func TestFrameMasksSensitiveBoxByPixel(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 45*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Chromium on a loaded CI machine
 	defer cancel()
 	br, err := browser.Launch(ctx, browser.Options{})
 	if err != nil {

@@ -68,7 +68,7 @@ func TestTakeoverTransfer(t *testing.T) {
 		rec, err := replay.Run(ctx, replay.Options{Capability: l, Library: lib, BaseURL: app.URL(), Surface: sess,
 			Inputs:  map[string]string{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "25.00"},
 			Secrets: secrets{"corebank_operator": "OP1001", "corebank_password": "teller-pass-1"}, Redactor: redact.New(),
-			DataDir: dataDir, RunID: runID, Park: srv, ParkTimeout: 2 * time.Minute, StepWait: 10 * time.Second})
+			DataDir: dataDir, RunID: runID, Park: srv, ParkTimeout: 5 * time.Minute, StepWait: 10 * time.Second})
 		done <- result{rec, err}
 	}()
 	alice, bob := openTab(t, srv, "alice"), openTab(t, srv, "bob")
@@ -130,7 +130,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	var res result
 	select {
 	case res = <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(120 * time.Second): // only a run that never finishes waits this long
 		t.Fatal("the run did not finish after the resume")
 	}
 	if res.err != nil {
@@ -192,7 +192,7 @@ func liveSession(t *testing.T, srv *Server, id string) *live {
 
 func waitParkedAt(t *testing.T, srv *Server, id, step string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(120 * time.Second) // a passing wait ends when the run parks
 	var rows []hitl.Waiting
 	for time.Now().Before(deadline) {
 		var err error
@@ -214,7 +214,7 @@ func waitParkedAt(t *testing.T, srv *Server, id, step string) {
 // CI's shared cores a form post behind the console can take many seconds).
 func waitScreen(t *testing.T, lv *live, role, name string) {
 	t.Helper()
-	for deadline := time.Now().Add(45 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(120 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		lv.mu.Lock()
 		snap, err := lv.observe(t.Context())
 		lv.mu.Unlock()

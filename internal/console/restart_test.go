@@ -88,7 +88,9 @@ func TestAbandonedClaimAndRestart(t *testing.T) {
 func waitRows(t *testing.T, c *client, ok func([]hitl.Waiting) bool) []hitl.Waiting {
 	t.Helper()
 	var got struct{ Sessions []hitl.Waiting }
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	// A passing wait ends at the first matching list; 60 s only catches a
+	// state that never comes, with room for a loaded CI machine.
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if err := json.Unmarshal([]byte(c.get(t, "/api/sessions")), &got); err != nil {
 			t.Fatal(err)
 		}

@@ -145,7 +145,9 @@ func openTab(t *testing.T, srv *Server, operator string) *operatorTab {
 	// A browser context of its own per operator: its own cookies.
 	ctx, cancel := chromedp.NewContext(operatorAlloc, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
-	ctx, cancel2 := context.WithTimeout(ctx, 120*time.Second)
+	// The tab lives through the whole test (TestTakeoverTransfer parks
+	// twice and types on the live picture): only a hang meets 5 minutes.
+	ctx, cancel2 := context.WithTimeout(ctx, 5*time.Minute)
 	t.Cleanup(cancel2)
 	tab := &operatorTab{t: t, ctx: ctx, srv: srv}
 	tab.do("sign in",
@@ -175,7 +177,7 @@ func evalIn[T any](o *operatorTab, what, expr string) T {
 
 func (o *operatorTab) poll(what, expr string) {
 	o.t.Helper()
-	if _, err := chromedp.Run(o.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second))); err != nil {
+	if _, err := chromedp.Run(o.ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
 		o.t.Fatalf("%s: %v", what, err)
 	}
 }

@@ -176,7 +176,7 @@ func TestBrokerReleaseResume(t *testing.T) {
 		if st.State != hitl.StateResuming || st.Epoch != rs.Epoch {
 			t.Fatalf("WaitResume = %+v, want RESUMING at %d", st, rs.Epoch)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second): // only a lost wake-up waits this long
 		t.Fatal("the parked run did not wake on resume")
 	}
 	if _, err := b.broker.Claim(b.ctx, "s2", "bob"); !errors.Is(err, hitl.ErrUnknownSession) {

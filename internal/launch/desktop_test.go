@@ -21,7 +21,7 @@ func TestOpenDesktopStartsAPrivateSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Xvfb, AT-SPI and an app on a loaded CI machine; only a hang meets it
 	defer cancel()
 	l := New(Options{Kind: domain.SurfaceDesktop, BaseURL: "http://fixture",
 		Desktop: DesktopOptions{Command: []string{"/usr/bin/python3", script, desktop.URLPlaceholder}}})

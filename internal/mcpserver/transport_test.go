@@ -75,7 +75,11 @@ func TestStdio(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", childDB+"="+tb.dbPath, childApp+"="+tb.app.URL(), "CUA_DATA_DIR="+tb.dataDir)
 	cmd.Stderr = os.Stderr
-	cs, progress := client(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second})
+	// Close waits this long for the child to exit after its stdin closes
+	// (it closes its browser and store first) before SIGTERM and SIGKILL,
+	// which would leave its Chromium behind; an exit that comes sooner
+	// ends the wait at once.
+	cs, progress := client(t, &mcp.CommandTransport{Command: cmd, TerminateDuration: 60 * time.Second})
 	if got := names(t, cs); !slices.Equal(got, []string{lookup}) {
 		t.Fatalf("tools = %v, want [%s]", got, lookup)
 	}

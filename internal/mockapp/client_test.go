@@ -151,7 +151,9 @@ func TestClientTimeoutAndContext(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "POST "+RouteReset) {
 		t.Fatalf("Reset on a hung app = %v, want an error naming POST %s", err, RouteReset)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The app holds the request until the test ends: 30 s still proves
+	// the 100 ms client timeout ended it, on a loaded machine too.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the client timeout did not bound the request: %s", d)
 	}
 

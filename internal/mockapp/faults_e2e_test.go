@@ -71,7 +71,10 @@ func setupFaultRun(t *testing.T) *faultRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	// Every lookup of the test runs under this context: the session-drop
+	// test takes 13 s here, so a minute was 4.6x from failing on a loaded
+	// CI machine. Only a hang meets 5 minutes.
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	t.Cleanup(cancel)
 	sess, err := br.NewSession(ctx)
 	if err != nil {
@@ -109,10 +112,13 @@ func (f *faultRun) run(t *testing.T, c *capability.Loaded, inputs map[string]str
 	}
 	start := time.Now()
 	defer func() { t.Logf("lookup %s took %s", member, time.Since(start).Round(time.Millisecond)) }()
+	// The steps around each fault must reach their screens, so the step
+	// wait only has to outlast a slow page: 10 s, which a passing step
+	// never waits out (the tests take as long as with 3 s).
 	rec, err := replay.Run(f.ctx, replay.Options{
 		Capability: c, Library: f.lib, Inputs: inputs, AllowIrreversible: gates != nil, ReleasedGates: gates, Approval: approval,
 		BaseURL: f.app.URL(), Surface: f.sess, Secrets: creds{}, Redactor: redact.New(), DataDir: f.dir,
-		RunID: fmt.Sprintf("fault-%d", time.Now().UnixNano()), StepWait: 3 * time.Second,
+		RunID: fmt.Sprintf("fault-%d", time.Now().UnixNano()), StepWait: 10 * time.Second,
 	})
 	if err != nil {
 		t.Fatalf("replay: %v", err)

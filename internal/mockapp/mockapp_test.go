@@ -65,7 +65,7 @@ func (b *testBundle) newClient(tb testing.TB) *http.Client {
 	}
 	return &http.Client{
 		Jar:     jar,
-		Timeout: 15 * time.Second,
+		Timeout: 60 * time.Second, // above every long poll a test makes (30 s)
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},

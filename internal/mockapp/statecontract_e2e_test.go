@@ -50,7 +50,7 @@ func setupE2E(t *testing.T, opts mockapp.Options) *e2eBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // only a hang meets it
 	t.Cleanup(cancel)
 	return &e2eBundle{srv: srv, s: s, pol: pol, ctx: ctx}
 }

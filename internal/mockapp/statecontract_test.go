@@ -424,7 +424,7 @@ func TestAutomationResetAndLongPoll(t *testing.T) {
 	}
 	// A change ends it early.
 	done := make(chan autoState, 1)
-	go func() { done <- b.autoGet(t, "?after="+strconv.FormatUint(st.Seq, 10)+"&wait_ms=10000") }()
+	go func() { done <- b.autoGet(t, "?after="+strconv.FormatUint(st.Seq, 10)+"&wait_ms=30000") }()
 	time.Sleep(100 * time.Millisecond)
 	b.mustAct(t, statewire.ActRequest{Control: ctl(t, st, "nav", "searchbox", "Search this site").ID, Action: "type", Text: "rates"})
 	select {
@@ -432,7 +432,9 @@ func TestAutomationResetAndLongPoll(t *testing.T) {
 		if got.Seq == st.Seq || ctl(t, got, "nav", "searchbox", "Search this site").Value != "rates" {
 			t.Errorf("long poll answered seq %d", got.Seq)
 		}
-	case <-time.After(5 * time.Second):
+	// A long poll that missed the change would end at wait_ms (30 s);
+	// 20 s tells the two apart with room for a loaded CI machine.
+	case <-time.After(20 * time.Second):
 		t.Fatal("the long poll did not end on a change")
 	}
 	// The decoy site search stays in nav.
@@ -444,7 +446,7 @@ func TestAutomationResetAndLongPoll(t *testing.T) {
 	}
 
 	// A reset starts a new session; a waiting long poll sees it.
-	go func() { done <- b.autoGet(t, "?after="+strconv.FormatUint(st.Seq, 10)+"&wait_ms=10000") }()
+	go func() { done <- b.autoGet(t, "?after="+strconv.FormatUint(st.Seq, 10)+"&wait_ms=30000") }()
 	time.Sleep(100 * time.Millisecond)
 	if status := b.control(t, http.MethodPost, "/_control/reset", "", nil); status != http.StatusOK {
 		t.Fatalf("reset: %d", status)
@@ -454,7 +456,7 @@ func TestAutomationResetAndLongPoll(t *testing.T) {
 		if got.Seq <= st.Seq || got.AppState["signed_on"] != false || got.AppState["screen"] != screenSignon {
 			t.Errorf("after reset: seq %d app_state %v", got.Seq, got.AppState)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(20 * time.Second): // as above: wait_ms is 30 s
 		t.Fatal("the long poll did not see the reset")
 	}
 }

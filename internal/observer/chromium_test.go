@@ -50,7 +50,7 @@ func chromium(t *testing.T) context.Context {
 			opts = append(opts, chromedp.Flag(name, true))
 		}
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Chromium on a loaded CI machine; only a hang meets it
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, bcancel := chromedp.NewContext(actx)
 	t.Cleanup(func() { bcancel(); acancel(); cancel() })
@@ -108,7 +108,7 @@ func TestRunLibraryRendersInChromium(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(b.url+"/runs/r-browser"), chromedp.WaitVisible(chromedp.CSS("ol.timeline"))); err != nil {
 		t.Fatalf("open the run page: %v", err)
 	}
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.images].every(i => i.complete)`, chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`[...document.images].every(i => i.complete)`, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 		t.Fatalf("screenshots never loaded: %v", err)
 	}
 	events := evalInt(t, ctx, `document.querySelectorAll("ol.timeline > li").length`)

@@ -120,7 +120,9 @@ func TestParkTakeoverResume(t *testing.T) {
 	op := newOperator(t, pressSubmit)
 	b := setup(t, spec{cap: "transfer.yaml", app: func() *sim.Flow { return transferApp("TRF-0001") },
 		inputs: map[string]string{"amount": "25"}})
-	b.opts.Park, b.opts.ParkTimeout = op, 10*time.Second
+	// The operator resumes as soon as it has acted; 60 s only bounds an
+	// operator that never comes, with room for a loaded CI machine.
+	b.opts.Park, b.opts.ParkTimeout = op, 60*time.Second
 	rec := b.run(t)
 	if err := <-op.errs; err != nil {
 		t.Fatalf("operator: %v", err)

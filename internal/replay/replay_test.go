@@ -117,7 +117,9 @@ func seal(t *testing.T, name string, edits ...string) *capability.Loaded {
 
 func (b *testBundle) run(t *testing.T) *domain.RunRecord {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	// Only a hung run meets this deadline; it is generous for a loaded
+	// 2-core CI machine, and a passing run never waits for it.
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	rec, err := replay.Run(ctx, b.opts)
 	if err != nil {
@@ -428,10 +430,12 @@ func TestLookup(t *testing.T) {
 				"target: {role: button, name: Search}\n    precondition:\n      text_present: Ready to search\n",
 			},
 			app: lookup(lookupConf{}), inputs: member("12345"),
-			// The step would wait 10 s for its screen; the run's 1 s budget ends it first.
-			prepare: func(t *testing.T, b *testBundle) { b.opts.StepWait = 10 * time.Second },
+			// The step would wait 30 s for its screen; the run's 1 s budget
+			// ends it first. 10 s tells the two apart with room for a
+			// loaded CI machine.
+			prepare: func(t *testing.T, b *testBundle) { b.opts.StepWait = 30 * time.Second },
 			check: func(t *testing.T, _ *testBundle, rec *domain.RunRecord) {
-				if rec.DurationMS > 5000 {
+				if rec.DurationMS > 10000 {
 					t.Errorf("the run took %d ms past its 1 s budget", rec.DurationMS)
 				}
 			},
@@ -788,8 +792,10 @@ func TestEngineRegressions(t *testing.T) {
 				b.opts.StepWait = 20 * time.Second
 				b.opts.Surface = &afterDispatch{Surface: b.sim, n: 2, hook: func() { time.AfterFunc(50*time.Millisecond, b.sim.Crash) }}
 			},
+			// A run that missed the crash would wait out its 20 s step
+			// wait; 10 s tells the two apart on a loaded CI machine.
 			check: func(t *testing.T, _ *testBundle, rec *domain.RunRecord) {
-				if rec.DurationMS > 2000 {
+				if rec.DurationMS > 10000 {
 					t.Errorf("the run took %d ms to notice the crash", rec.DurationMS)
 				}
 			},

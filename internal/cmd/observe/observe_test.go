@@ -159,7 +159,9 @@ func TestObserveServesUntilCancelled(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
 	var url string
-	for deadline := time.Now().Add(10 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	// Passing, the loop ends at the printed URL; 60 s only catches a
+	// command that never serves, with room for a loaded CI machine.
+	for deadline := time.Now().Add(60 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if s := out.String(); strings.Contains(s, " at http://") {
 			url = strings.TrimSpace(s[strings.Index(s, " at ")+4 : strings.IndexByte(s, '\n')])
 		}
@@ -185,7 +187,7 @@ func TestObserveServesUntilCancelled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("observe returned %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second): // only a command that ignores ctx waits this long
 		t.Fatal("observe did not stop when its context ended")
 	}
 }

@@ -149,7 +149,9 @@ func TestHang(t *testing.T) {
 		defer cancel()
 		start := time.Now()
 		_, err := m.Decide(ctx, modeltest.NewRequest())
-		if elapsed := time.Since(start); elapsed > 5*time.Second {
+		// The program sleeps an hour: 30 s still proves it was killed, with
+		// room for a slow fork, exec and kill on a loaded CI machine.
+		if elapsed := time.Since(start); elapsed > 30*time.Second {
 			t.Errorf("Decide took %s after its context ended", elapsed)
 		}
 		if !errors.Is(err, context.DeadlineExceeded) {
@@ -166,7 +168,7 @@ func TestHang(t *testing.T) {
 		m.Timeout = 300 * time.Millisecond
 		start := time.Now()
 		_, err := m.Decide(t.Context(), modeltest.NewRequest())
-		if elapsed := time.Since(start); elapsed > 5*time.Second {
+		if elapsed := time.Since(start); elapsed > 30*time.Second { // the program sleeps an hour
 			t.Errorf("Decide took %s past its timeout", elapsed)
 		}
 		if !errors.Is(err, model.ErrUnavailable) || !errors.Is(err, context.DeadlineExceeded) {

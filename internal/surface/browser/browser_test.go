@@ -99,7 +99,7 @@ func sharedBrowser(tb testing.TB) *Browser {
 
 func newTestSession(tb testing.TB, b *Browser) *Session {
 	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a loaded CI machine
 	defer cancel()
 	s, err := b.NewSession(ctx)
 	if err != nil {
@@ -156,7 +156,7 @@ func newEnv(t *testing.T, srv *httptest.Server) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // only a hang meets it
 	t.Cleanup(cancel)
 	return &env{s: newTestSession(t, sharedBrowser(t)), eng: eng, ctx: ctx, srv: srv}
 }
@@ -446,7 +446,9 @@ func TestDialogBlocksNothing(t *testing.T) {
 	ask := find(t, snap, "button", "Ask", "")
 	start := time.Now()
 	e.must(t, domain.Action{Type: domain.ActClick}, &ask, "")
-	if d := time.Since(start); d > 5*time.Second {
+	// A call blocked by the dialog would wait out CallTimeout (10 s);
+	// 8 s tells the two apart with room for a loaded machine.
+	if d := time.Since(start); d > 8*time.Second {
 		t.Errorf("a click that opens a dialog took %s", d)
 	}
 	start = time.Now()
@@ -464,7 +466,7 @@ func TestDialogBlocksNothing(t *testing.T) {
 	if _, err := e.act(t, domain.Action{Type: domain.ActClick}, &greet, ""); err == nil {
 		t.Error("a click behind an open dialog succeeded")
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 8*time.Second { // one blocked call would take CallTimeout (10 s)
 		t.Errorf("observe, screenshot and a refused click during a dialog took %s", d)
 	}
 	// Escape dismisses it.
@@ -474,9 +476,14 @@ func TestDialogBlocksNothing(t *testing.T) {
 
 // crashWithin asserts that f returns an error wrapping surface.ErrCrashed
 // within d.
+// crashBound is how soon a call on a crashed page or a killed browser must
+// fail. A call that did not notice would wait out CallTimeout (10 s), so 5 s
+// tells the two apart with room for a loaded 2-core CI machine.
+const crashBound = 5 * time.Second
+
 func crashWithin(t *testing.T, what string, d time.Duration, f func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := time.Now()
 	err := f(ctx)
@@ -501,20 +508,20 @@ func TestRendererCrash(t *testing.T) {
 	}()
 	select {
 	case <-e.s.alive.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second): // only a missed crash waits this long
 		t.Fatal("the session did not notice the crash")
 	}
-	crashWithin(t, "Observe", 2*time.Second, func(ctx context.Context) error {
+	crashWithin(t, "Observe", crashBound, func(ctx context.Context) error {
 		_, err := e.s.Observe(ctx)
 		return err
 	})
-	crashWithin(t, "Dispatch", 2*time.Second, func(ctx context.Context) error {
+	crashWithin(t, "Dispatch", crashBound, func(ctx context.Context) error {
 		aa, _ := e.eng.Authorize(policy.Request{Action: domain.Action{Type: domain.ActClick, Actor: domain.ActorAutomation}, Node: &greet})
 		_, err := e.s.Dispatch(ctx, aa)
 		return err
 	})
-	crashWithin(t, "WaitChange", 2*time.Second, func(ctx context.Context) error { return e.s.WaitChange(ctx, snap.Seq) })
-	crashWithin(t, "Screenshot", 2*time.Second, func(ctx context.Context) error {
+	crashWithin(t, "WaitChange", crashBound, func(ctx context.Context) error { return e.s.WaitChange(ctx, snap.Seq) })
+	crashWithin(t, "Screenshot", crashBound, func(ctx context.Context) error {
 		_, err := e.s.Screenshot(ctx)
 		return err
 	})
@@ -545,17 +552,17 @@ func TestKilledBrowser(t *testing.T) {
 	if err := b.proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	crashWithin(t, "Observe", 2*time.Second, func(ctx context.Context) error {
+	crashWithin(t, "Observe", crashBound, func(ctx context.Context) error {
 		_, err := s.Observe(ctx)
 		return err
 	})
-	crashWithin(t, "WaitChange", 2*time.Second, func(ctx context.Context) error { return s.WaitChange(ctx, snap.Seq) })
-	crashWithin(t, "Dispatch", 2*time.Second, func(ctx context.Context) error {
+	crashWithin(t, "WaitChange", crashBound, func(ctx context.Context) error { return s.WaitChange(ctx, snap.Seq) })
+	crashWithin(t, "Dispatch", crashBound, func(ctx context.Context) error {
 		aa, _ := eng.Authorize(policy.Request{Action: domain.Action{Type: domain.ActReload, Actor: domain.ActorAutomation}})
 		_, err := s.Dispatch(ctx, aa)
 		return err
 	})
-	crashWithin(t, "NewSession", 2*time.Second, func(ctx context.Context) error {
+	crashWithin(t, "NewSession", crashBound, func(ctx context.Context) error {
 		_, err := b.NewSession(ctx)
 		return err
 	})

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 func session(tb testing.TB) *desktop.Env {
 	tb.Helper()
 	envOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // Xvfb, AT-SPI and an app on a loaded CI machine; only a hang meets it
 		defer cancel()
 		env, envErr = desktop.StartEnv(ctx, desktop.EnvOptions{})
 	})
@@ -66,7 +66,7 @@ func fixtureURL(page string) string {
 func openFixture(tb testing.TB, extra ...string) *desktop.Surface {
 	tb.Helper()
 	e := session(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second) // Xvfb, AT-SPI and an app on a loaded CI machine; only a hang meets it
 	defer cancel()
 	s, err := desktop.Open(ctx, desktop.Config{
 		Display: e.Display, SessionBus: e.SessionBus, Env: e.Environ(),

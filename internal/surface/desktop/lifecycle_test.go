@@ -19,7 +19,7 @@ import (
 // the name finds this one.
 func TestAttachToRunningApplication(t *testing.T) {
 	e := session(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Xvfb, AT-SPI and an app on a loaded CI machine; only a hang meets it
 	defer cancel()
 	app := exec.Command("mousepad", "--disable-server")
 	app.Env = e.Environ()
@@ -58,7 +58,7 @@ func TestAttachToRunningApplication(t *testing.T) {
 	defer s.Close()
 	_ = syscall.Kill(-app.Process.Pid, syscall.SIGKILL)
 	<-done
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // a passing poll ends at the first ErrCrashed
 	for {
 		_, err := s.Observe(ctx)
 		if errors.Is(err, surface.ErrCrashed) {

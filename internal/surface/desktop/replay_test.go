@@ -20,7 +20,7 @@ func replayOn(t *testing.T, file, baseURL string, command []string, inputs map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Xvfb, AT-SPI and an app on a loaded CI machine; only a hang meets it
 	defer cancel()
 	l := launch.New(launch.Options{
 		Kind: loaded.Capability.Surface, BaseURL: baseURL, AllowedDomains: loaded.Capability.Policy.AllowedDomains,

@@ -17,7 +17,7 @@ import (
 func TestScreenshotMasksPasswordField(t *testing.T) {
 	t.Parallel()
 	s := openFixture(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Xvfb, AT-SPI and an app on a loaded CI machine; only a hang meets it
 	defer cancel()
 	eng := newEngine(t, "fixture")
 	if _, err := s.Dispatch(ctx, nav(t, eng, "http://fixture/secret.html")); err != nil {

@@ -57,7 +57,7 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second) // only a hang meets it
 	t.Cleanup(cancel)
 	return &testBundle{srv: srv, s: s, pol: pol, ctx: ctx}
 }
@@ -369,8 +369,9 @@ func TestWaitChangeAgainstAServerThatDoesNotHold(t *testing.T) {
 		t.Fatalf("WaitChange = %v, want DeadlineExceeded", err)
 	}
 	// Backing off from 50 ms, a 600 ms wait polls a handful of times, not
-	// thousands.
-	if n := polls.Load(); n < 2 || n > 12 {
+	// thousands. A loaded machine can only make round trips slower and
+	// polls fewer, so the lower bound is one: the wait did poll.
+	if n := polls.Load(); n < 1 || n > 12 {
 		t.Errorf("%d polls in 600 ms", n)
 	}
 	// A done ctx does no I/O.
@@ -401,7 +402,7 @@ func TestCloseWakesWaitChange(t *testing.T) {
 		if !errors.Is(err, surface.ErrCrashed) {
 			t.Errorf("WaitChange after Close = %v, want ErrCrashed", err)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(60 * time.Second): // only a missed wake-up waits this long
 		t.Fatal("Close did not wake WaitChange")
 	}
 	if _, err := b.s.Screenshot(b.ctx); !errors.Is(err, surface.ErrCrashed) {
