@@ -113,7 +113,8 @@ func setupWith(t *testing.T, run *fakeRunner, sec jobs.SecretSource, check bool)
 
 func (b *testBundle) wait(t *testing.T, j *jobs.Job) *jobs.Job {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// Only a hang waits this long: a job here ends in well under a second.
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	got, err := b.q.Wait(ctx, j.ID, 20*time.Millisecond)
 	if err != nil {

@@ -274,7 +274,9 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 	if err := w.ctl.Arm(ctx, mockapp.FaultDialogAfterSubmit, 1, 0); err != nil {
 		t.Fatal(err)
 	}
-	worker := w.command("worker", "--workers", "1", "--job-timeout", "20s", "--rescue-after", "21s")
+	// The transfer signs on and posts in Chromium: on CI's loaded cores that
+	// can take longer than a tight job timeout, which would retry it.
+	worker := w.command("worker", "--workers", "1", "--job-timeout", "120s", "--rescue-after", "121s")
 	var logs syncBuffer
 	worker.Stderr = &logs
 	if err := worker.Start(); err != nil {
@@ -287,7 +289,7 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 	if err := json.Unmarshal([]byte(sub), &j); err != nil {
 		t.Fatalf("submit: %v\n%s", err, sub)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(150 * time.Second)
 	for {
 		l, err := w.ctl.Ledger(ctx)
 		if err != nil {
@@ -298,14 +300,17 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			worker.Process.Kill()
-			t.Fatalf("no ledger entry in 60s; worker:\n%s", logs.String())
+			t.Fatalf("no ledger entry in 150s; worker:\n%s", logs.String())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	_ = worker.Process.Signal(syscall.SIGKILL)
 	_ = worker.Wait()
 
-	next := w.command("worker", "--workers", "1", "--job-timeout", "2s", "--rescue-after", "3s")
+	// The killed attempt is rescued once it has been running past
+	// --rescue-after; this worker's own attempt runs no browser (the first
+	// one sent an effect), so 20 s is only a bound on a hang.
+	next := w.command("worker", "--workers", "1", "--job-timeout", "20s", "--rescue-after", "21s")
 	next.Stderr = &logs
 	if err := next.Start(); err != nil {
 		t.Fatal(err)
@@ -316,7 +321,7 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 180*time.Second)
 	defer cancel()
 	got, err := q.Wait(wctx, j.ID, 100*time.Millisecond)
 	if err != nil {
