@@ -16,9 +16,10 @@ import (
 // sessions, cold (every run starts a fresh browser context and signs on) or
 // warm (workers keep signed-on sessions between runs).
 type batchStep struct {
-	Sessions int    `json:"sessions"`
-	Mode     string `json:"mode"` // "cold", "warm", or "default" when this cua has no --warm-ttl
-	Rows     int    `json:"rows"`
+	Sessions   int    `json:"sessions"`
+	Mode       string `json:"mode"` // "cold", "warm", or "default" when this cua has no --warm-ttl
+	Capability string `json:"capability"`
+	Rows       int    `json:"rows"`
 	// WallSeconds: from starting bin/cua batch to its exit (browser launch,
 	// queue, every row, results file); LookupsPerMin is Rows over it.
 	WallSeconds   float64 `json:"wall_seconds"`
@@ -58,7 +59,7 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 	}
 	br := &batchResults{Method: []string{
 		fmt.Sprintf("bin/cua batch %s --inputs lookups.csv --sessions N against an in-process MemberDesk; rows cycle members %v (answers, business outcomes and a number no member has)",
-			lookupRef, lookupMembers),
+			c.batchRef, lookupMembers),
 		fmt.Sprintf("%d rows at 4 sessions and more; fewer sessions get proportionally fewer (N×%d/4, at least 25) so every step takes about as long and the phase stays within minutes", c.batchRows, c.batchRows),
 		"each N and mode gets its own data dir (SQLite store and queue) with examples/capabilities/*.yaml in its catalog; secrets in CUA_SECRET_*",
 		"cold: --warm-ttl 0 (a fresh browser context per run, signing on each time); warm: the default --warm-ttl (signed-on sessions kept by each worker); default: this cua has no --warm-ttl",
@@ -82,7 +83,7 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 
 // batchStepRun runs one batch in a fresh data dir and reads its results.
 func batchStepRun(ctx context.Context, c *config, base, dir string, n int, mode string) (batchStep, error) {
-	st := batchStep{Sessions: n, Mode: mode, Rows: batchRowsAt(c.batchRows, n)}
+	st := batchStep{Sessions: n, Mode: mode, Capability: c.batchRef, Rows: batchRowsAt(c.batchRows, n)}
 	h, err := newCuaHome(ctx, c, dir, "")
 	if err != nil {
 		return st, err
@@ -92,7 +93,7 @@ func batchStepRun(ctx context.Context, c *config, base, dir string, n int, mode 
 		return st, err
 	}
 	out := filepath.Join(dir, "results.jsonl")
-	args := []string{"batch", lookupRef, "--inputs", inputs, "--out", out, "--sessions", fmt.Sprint(n),
+	args := []string{"batch", c.batchRef, "--inputs", inputs, "--out", out, "--sessions", fmt.Sprint(n),
 		"--base-url", base, "--browser", c.execPath}
 	if mode == "cold" {
 		args = append(args, "--warm-ttl", "0")

@@ -63,6 +63,7 @@ type config struct {
 	batchRows     int
 	batchSessions []int
 	batchModes    []string
+	batchRef      string
 	fleetRows     int
 	stayN         int
 	only, skip    map[string]bool
@@ -98,6 +99,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.driftWorkers, "drift-workers", 3, "drift variants replayed at once (each on its own app and session)")
 	fs.IntVar(&c.batchRows, "batch-rows", 200, "lookup rows of the batch phase's batches at 4 sessions and more (fewer sessions run proportionally fewer, at least 25)")
 	bm := fs.String("batch-modes", "cold,warm", "the batch phase's modes: cold (--warm-ttl 0), warm (warm sessions); ignored when cua has no --warm-ttl")
+	fs.StringVar(&c.batchRef, "batch-ref", lookupRef, "the capability the batch phase runs: "+lookupRef+" or "+quickRef+" (the same lookup with reentry)")
 	bs := fs.String("batch-sessions", "1,2,4,8", "--sessions of the batch phase's batches, comma-separated")
 	fs.IntVar(&c.fleetRows, "fleet-rows", 200, "lookups submitted to the fleet phase's two workers")
 	fs.IntVar(&c.stayN, "stay-n", 40, "timed lookups per way in the stay phase")
@@ -147,6 +149,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-cold %d: want at least 1", c.cold)
 	case c.driftWorkers < 1:
 		return nil, fmt.Errorf("-drift-workers %d: want at least 1", c.driftWorkers)
+	case c.batchRef != lookupRef && c.batchRef != quickRef:
+		return nil, fmt.Errorf("-batch-ref %q: want %s or %s", c.batchRef, lookupRef, quickRef)
 	case c.batchRows < 1:
 		return nil, fmt.Errorf("-batch-rows %d: want at least 1", c.batchRows)
 	case c.fleetRows < 1:

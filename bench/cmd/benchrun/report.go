@@ -57,7 +57,7 @@ func queueGoals(res *results) []goal {
 	if b := res.Batch; b != nil {
 		for _, s := range b.Steps {
 			if s.Sessions == 4 {
-				gs = append(gs, goal{fmt.Sprintf("batch of %d lookups on %d cores at 4 sessions (%s)", s.Rows, res.Machine.CPUs, s.Mode), "≥ 300 lookups/min, 0 wrong",
+				gs = append(gs, goal{fmt.Sprintf("batch of %d lookups on %d cores at 4 sessions (%s, %s)", s.Rows, res.Machine.CPUs, s.Mode, s.Capability), "≥ 300 lookups/min, 0 wrong",
 					fmt.Sprintf("%.0f/min, %d wrong, %d failed", s.LookupsPerMin, s.Wrong, s.Failed), s.LookupsPerMin >= 300 && s.Wrong == 0 && s.Failed == 0})
 			}
 		}
@@ -99,10 +99,10 @@ func printQueue(w io.Writer, res *results) {
 	if b := res.Batch; b != nil && len(b.Steps) > 0 {
 		fmt.Fprintln(w, "\n### `cua batch` of the lookups (own data dir per step)")
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "| sessions | mode | rows | lookups/min | wall s | run p50 ms | run p95 ms | done | failed | needs-human | wrong |")
-		fmt.Fprintln(w, "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+		fmt.Fprintln(w, "| sessions | mode | capability | rows | lookups/min | wall s | run p50 ms | run p95 ms | done | failed | needs-human | wrong |")
+		fmt.Fprintln(w, "| ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 		for _, s := range b.Steps {
-			fmt.Fprintf(w, "| %d | %s | %d | %.0f | %.1f | %.0f | %.0f | %d | %d | %d | %d |\n", s.Sessions, s.Mode, s.Rows, s.LookupsPerMin, s.WallSeconds,
+			fmt.Fprintf(w, "| %d | %s | %s | %d | %.0f | %.1f | %.0f | %.0f | %d | %d | %d | %d |\n", s.Sessions, s.Mode, s.Capability, s.Rows, s.LookupsPerMin, s.WallSeconds,
 				s.RunDuration.MedianMS, s.RunDuration.P95MS, s.Done, s.Failed, s.NeedsHuman, s.Wrong)
 		}
 		for _, s := range b.Steps {
