@@ -214,7 +214,16 @@ func waitParkedAt(t *testing.T, srv *Server, id, step string) {
 // CI's shared cores a form post behind the console can take many seconds).
 func waitScreen(t *testing.T, lv *live, role, name string) {
 	t.Helper()
-	for deadline := time.Now().Add(120 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	if !shows(t, lv, 120*time.Second, role, name, func(domain.Node) bool { return true }) {
+		t.Fatalf("the parked page never showed %s %q", role, name)
+	}
+}
+
+// shows reports whether the parked page shows a node of role and name
+// that ok accepts within timeout, observing every 50 ms.
+func shows(t *testing.T, lv *live, timeout time.Duration, role, name string, ok func(domain.Node) bool) bool {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		lv.mu.Lock()
 		snap, err := lv.observe(t.Context())
 		lv.mu.Unlock()
@@ -222,12 +231,12 @@ func waitScreen(t *testing.T, lv *live, role, name string) {
 			continue
 		}
 		for _, n := range snap.Nodes {
-			if n.Role == role && n.Name == name {
-				return
+			if n.Role == role && n.Name == name && ok(n) {
+				return true
 			}
 		}
 	}
-	t.Fatalf("the parked page never showed %s %q", role, name)
+	return false
 }
 
 // focusNode clicks a field on the live picture until the parked page
@@ -238,18 +247,8 @@ func focusNode(t *testing.T, op *operatorTab, lv *live, role, name string) {
 	t.Helper()
 	for range 3 {
 		op.clickNode(lv, role, name)
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			lv.mu.Lock()
-			snap, err := lv.observe(t.Context())
-			lv.mu.Unlock()
-			if err != nil {
-				continue
-			}
-			for _, n := range snap.Nodes {
-				if n.Role == role && n.Name == name && n.States.Focused {
-					return
-				}
-			}
+		if shows(t, lv, 10*time.Second, role, name, func(n domain.Node) bool { return n.States.Focused }) {
+			return
 		}
 		t.Logf("%s %q not focused 10 s after the click: clicking again", role, name)
 	}
