@@ -192,6 +192,19 @@ func (o *operatorTab) watch(session string) {
 	o.poll("first frame", `window.cuaConsole.frames() > 0 && document.getElementById('screen').naturalWidth > 0`)
 }
 
+// confirm waits for the page to ask for an irreversible gesture's
+// confirmation and gives it; a page that never asks fails with what its
+// status line says instead.
+func (o *operatorTab) confirm(what string) {
+	o.t.Helper()
+	_, err := chromedp.Run(o.ctx, chromedp.Poll[bool](`!document.getElementById('confirm-box').hidden`,
+		chromedp.WithPollingTimeout(60*time.Second)))
+	if err != nil {
+		o.t.Fatalf("%s: the page asked for no confirmation (%v); its status: %q", what, err, o.status())
+	}
+	o.do(what, chromedp.Click(chromedp.ID("confirm")))
+}
+
 func (o *operatorTab) claim() {
 	o.t.Helper()
 	o.do("claim", chromedp.Click(chromedp.ID("claim")))

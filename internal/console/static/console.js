@@ -37,7 +37,10 @@
       body.appendChild(tr);
       if (w.session_id === watching && w.lease) {
         $('lease').textContent = w.lease.state + ' epoch ' + w.lease.epoch;
-        if (w.lease.holder !== 'human:' + document.querySelector('meta[name=operator]').content) { epoch = 0; }
+        // Another holder at our epoch or later took the session (an expiry, a
+        // colleague). A list fetched before our claim answered shows an older
+        // epoch: it must not undo the claim.
+        if (w.lease.holder !== 'human:' + document.querySelector('meta[name=operator]').content && w.lease.epoch >= epoch) { epoch = 0; }
       }
     }
     if (watching) { view(); }
