@@ -238,8 +238,17 @@ func (o *operatorTab) clickNode(lv *live, role, name string) {
 		o.t.Fatalf("no %s %q on the parked page", role, name)
 	}
 	cx, cy := n.Bounds.Center()
-	r := o.pictureAt()
-	o.do("click "+name, chromedp.MouseClickXY(r.X+(cx-sx)*scale, r.Y+(cy-sy)*scale))
+	// The click is placed and sent in one script: the session list above
+	// the picture is rebuilt every second, so a position measured by one
+	// call can be stale by the next (CI saw a click land in the nav frame).
+	// The picture may be shown scaled; the page maps offsets back itself.
+	// No click is sent before a picture is shown.
+	o.poll("click "+name, fmt.Sprintf(`(() => {
+		const img = document.getElementById('screen'), r = img.getBoundingClientRect();
+		if (!img.naturalWidth || !img.clientWidth) return false;
+		const k = img.clientWidth / img.naturalWidth;
+		img.dispatchEvent(new MouseEvent('click', {bubbles: true, clientX: r.left + %f * k, clientY: r.top + %f * k}));
+		return true })()`, (cx-sx)*scale, (cy-sy)*scale))
 	o.idle()
 }
 
