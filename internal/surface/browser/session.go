@@ -30,17 +30,25 @@ const (
 )
 
 // changeObserver reports DOM mutations, input, change and focus moves of a
-// document through the binding, at most once per 25 ms (leading and trailing
-// edge).
+// document through the binding as they happen (a MutationObserver already
+// delivers one batch per task), so a change made before an observation is
+// known before it: a report held back for later would arrive after the
+// next snapshot and make every check of "changed since" after it true,
+// forcing a needless retake of that step's evidence screenshot. Only a
+// document that keeps changing (more than 20 reports in 100 ms) is
+// throttled, to one report per 25 ms with the trailing edge kept; such a
+// screen is unsteady anyway.
 const changeObserver = `(() => {
   if (globalThis.__cuaObserving) return;
   globalThis.__cuaObserving = true;
-  let busy = false, dirty = false;
+  let start = 0, burst = 0, timer = 0;
+  const send = () => { try { globalThis.` + bindingName + `(''); } catch (e) {} };
   const report = () => {
-    if (busy) { dirty = true; return; }
-    busy = true;
-    try { globalThis.` + bindingName + `(''); } catch (e) {}
-    setTimeout(() => { busy = false; if (dirty) { dirty = false; report(); } }, 25);
+    if (timer) return;
+    const now = performance.now();
+    if (now - start > 100) { start = now; burst = 0; }
+    if (++burst <= 20) { send(); return; }
+    timer = setTimeout(() => { timer = 0; send(); }, 25);
   };
   new MutationObserver(report).observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
   for (const t of ['input', 'change', 'focusin', 'focusout']) document.addEventListener(t, report, true);
