@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,14 +41,7 @@ func chromium(t *testing.T) context.Context {
 		chromedp.UserDataDir(profile), chromedp.NoInheritEnv, chromedp.Env(browser.Env(tmp, profile, false, os.Getenv)...),
 		chromedp.Headless, chromedp.WindowSize(1280, 900),
 	}
-	for _, f := range browser.Flags() {
-		name, value, ok := strings.Cut(strings.TrimPrefix(f, "--"), "=")
-		if ok {
-			opts = append(opts, chromedp.Flag(name, value))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
+	opts = append(opts, browser.FlagOptions(browser.Flags())...)
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second) // Chromium on a loaded CI machine; only a hang meets it
 	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, bcancel := chromedp.NewContext(actx)

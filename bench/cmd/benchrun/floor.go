@@ -74,15 +74,7 @@ func floorAllocOptions(c *config, tmp string) []chromedp.ExecAllocatorOption {
 		chromedp.ExecPath(c.execPath), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
 		chromedp.Headless, chromedp.Env("TMPDIR=" + tmp),
 	}
-	for _, f := range browser.Flags() {
-		name, value, ok := strings.Cut(strings.TrimPrefix(f, "--"), "=")
-		if ok {
-			opts = append(opts, chromedp.Flag(name, value))
-		} else {
-			opts = append(opts, chromedp.Flag(name, true))
-		}
-	}
-	return opts
+	return append(opts, browser.FlagOptions(browser.Flags())...)
 }
 
 // listen runs on the tab's read loop: it only records.

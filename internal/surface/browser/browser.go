@@ -322,6 +322,20 @@ func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 	if b.opts.netLog != "" {
 		flags = append(flags, "--log-net-log="+b.opts.netLog)
 	}
+	opts = append(opts, FlagOptions(flags)...)
+	if !b.opts.Headful {
+		// No initial tab: every session opens its own browser context and
+		// page, so the default tab's renderer would only cost start-up time.
+		opts = append(opts, chromedp.Headless, chromedp.Flag("no-startup-window", true))
+	}
+	return opts
+}
+
+// FlagOptions converts command-line flags ("--name" or "--name=value", as
+// [Flags] returns them) to chromedp allocator options, for a program that
+// starts Chromium the way cua does (the bench's floor, tests).
+func FlagOptions(flags []string) []chromedp.ExecAllocatorOption {
+	opts := make([]chromedp.ExecAllocatorOption, 0, len(flags))
 	for _, f := range flags {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(f, "--"), "=")
 		if hasValue {
@@ -329,11 +343,6 @@ func (b *Browser) allocOptions() []chromedp.ExecAllocatorOption {
 		} else {
 			opts = append(opts, chromedp.Flag(name, true))
 		}
-	}
-	if !b.opts.Headful {
-		// No initial tab: every session opens its own browser context and
-		// page, so the default tab's renderer would only cost start-up time.
-		opts = append(opts, chromedp.Headless, chromedp.Flag("no-startup-window", true))
 	}
 	return opts
 }
