@@ -120,6 +120,10 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	return q, nil
 }
 
+// fetchCooldown is the least time between two fetches of one worker
+// process (River's FetchCooldown).
+const fetchCooldown = 10 * time.Millisecond
+
 func riverConfig(cfg Config) *river.Config {
 	logger := cfg.Logger
 	if logger == nil {
@@ -137,8 +141,12 @@ func riverConfig(cfg Config) *river.Config {
 	if poll == 0 {
 		poll = 200 * time.Millisecond
 	}
+	// A worker that finishes a job fetches the next at most fetchCooldown
+	// later. River's default (100 ms) left a lone session idle 50–100 ms
+	// between runs of a batch (the poll loop's own fetch, made while every
+	// slot was busy, starts the cooldown); a fetch is one indexed query.
 	rc := &river.Config{Logger: logger, JobTimeout: timeout, RescueStuckJobsAfter: rescue,
-		FetchCooldown: min(poll, 100*time.Millisecond), FetchPollInterval: poll,
+		FetchCooldown: min(poll, fetchCooldown), FetchPollInterval: poll,
 		CompletedJobRetentionPeriod: 30 * 24 * time.Hour, CancelledJobRetentionPeriod: 30 * 24 * time.Hour,
 		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour}
 	if cfg.Workers > 0 {
