@@ -251,6 +251,9 @@ func runAll(ctx context.Context, c *config) (*results, error) {
 	progress := func(format string, args ...any) {
 		log.Printf("[%5.1fs] %s", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
 	}
+	if busy := busyWarning(res.Machine.LoadAvgStart, res.Machine.CPUs); busy != "" {
+		progress("%s", busy)
+	}
 	var errs []string
 	do := func(phase string, f func() error) {
 		if !c.runs(phase) || ctx.Err() != nil {

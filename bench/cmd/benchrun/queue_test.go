@@ -134,3 +134,27 @@ func TestReentered(t *testing.T) {
 		}
 	}
 }
+
+func TestBusyWarning(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		load string
+		cpus int
+		warn bool
+	}{
+		{"0.61 2.45 7.09", 2, false},
+		{"2.00 1.00 1.00", 2, false},
+		{"13.04 9.54 6.90", 2, true},
+		{"3.10 0.50 0.20", 4, false},
+		{"", 2, false},
+		{"high 1 1", 2, false},
+	} {
+		got := busyWarning(tc.load, tc.cpus)
+		if (got != "") != tc.warn {
+			t.Errorf("busyWarning(%q, %d) = %q; want a warning: %v", tc.load, tc.cpus, got, tc.warn)
+		}
+		if tc.warn && !strings.Contains(got, strings.Fields(tc.load)[0]) {
+			t.Errorf("busyWarning(%q, %d) = %q; want it to name the load", tc.load, tc.cpus, got)
+		}
+	}
+}

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -94,6 +96,22 @@ func packageVersion(path string) string {
 }
 
 // loadAvg returns the 1, 5 and 15 minute load averages.
+// busyWarning says when the one-minute load average in load (as loadAvg
+// returns it) is above the machine's CPUs: something else is running
+// (a killed bench's browsers, a test suite) and every way will be slower
+// and noisier. "" when the machine looks quiet or load is unreadable.
+func busyWarning(load string, cpus int) string {
+	f := strings.Fields(load)
+	if len(f) == 0 || cpus <= 0 {
+		return ""
+	}
+	l1, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || l1 <= float64(cpus) {
+		return ""
+	}
+	return fmt.Sprintf("warning: load average %.2f on %d CPUs at the start: other work is running, the numbers will be slower and noisier (ps aux --sort=-%%cpu shows what)", l1, cpus)
+}
+
 func loadAvg() string {
 	raw, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
