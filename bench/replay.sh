@@ -3,7 +3,8 @@
 # engine micro-benchmarks, the warm replay of the reference lookup against
 # Playwright and the bare-CDP floor (interleaved), the cold start of
 # bin/cua, K concurrent sessions on one browser, the UI drift suite,
-# `cua batch` throughput at 1, 2, 4 and 8 sessions, a fleet of two
+# `cua batch` throughput at 1 and 4 sessions (-batch-sessions 1,2,4,8
+# -batch-modes cold,warm for the whole sweep, about 15 minutes more), a fleet of two
 # `cua worker` processes on one private PostgreSQL (Debian's postgresql
 # binaries, as internal/store/pgtest starts them), and "stay on the page"
 # (Playwright looping on the search page vs cua on one warm session).

@@ -3,7 +3,7 @@
 // the reference lookup side by side with Playwright and the bare-CDP floor
 // (interleaved), the cold start of the real cua binary, K concurrent
 // replays on one browser, the UI drift suite against the mock app's
-// generated variants, `cua batch` throughput at 1, 2, 4 and 8 sessions
+// generated variants, `cua batch` throughput at 1 and 4 sessions (flags for 1, 2, 4 and 8)
 // (cold and warm), a fleet of two `cua worker` processes on one
 // PostgreSQL, and "stay on the page" (Playwright looping on the search page
 // against cua on one warm session). It writes every number to
@@ -98,10 +98,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.driftBenign, "drift-benign", 24, "benign drift variants (seeds 1..N); every semantic change runs once")
 	fs.IntVar(&c.driftWorkers, "drift-workers", 3, "drift variants replayed at once (each on its own app and session)")
 	fs.IntVar(&c.batchRows, "batch-rows", 200, "lookup rows of the batch phase's batches at 4 sessions and more (fewer sessions run proportionally fewer, at least 25)")
-	bm := fs.String("batch-modes", "cold,warm", "the batch phase's modes: cold (--warm-ttl 0), warm (warm sessions); ignored when cua has no --warm-ttl")
+	bm := fs.String("batch-modes", "warm", "the batch phase's modes (cold,warm for both): cold (--warm-ttl 0), warm (warm sessions); ignored when cua has no --warm-ttl")
 	fs.StringVar(&c.batchRef, "batch-ref", lookupRef, "the capability the batch phase runs: "+lookupRef+" or "+quickRef+" (the same lookup with reentry)")
-	bs := fs.String("batch-sessions", "1,2,4,8", "--sessions of the batch phase's batches, comma-separated")
-	fs.IntVar(&c.fleetRows, "fleet-rows", 200, "lookups submitted to the fleet phase's two workers")
+	bs := fs.String("batch-sessions", "1,4", "--sessions of the batch phase's batches, comma-separated (1,2,4,8 for the whole sweep)")
+	fs.IntVar(&c.fleetRows, "fleet-rows", 100, "lookups submitted to the fleet phase's two workers")
 	fs.IntVar(&c.stayN, "stay-n", 40, "timed lookups per way in the stay phase")
 	fs.StringVar(&c.microTime, "micro-benchtime", "300ms", "go test -benchtime for the micro-benchmarks")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "stop everything after this long (the results so far are still written)")
