@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/riverqueue/river"
@@ -79,7 +81,7 @@ func (a RunArgs) Validate() error {
 			return fmt.Errorf("inputs: an input name is empty")
 		}
 	}
-	for _, k := range sortedKeys(a.InputSecrets) {
+	for _, k := range slices.Sorted(maps.Keys(a.InputSecrets)) {
 		switch _, both := a.Inputs[k]; {
 		case k == "":
 			return fmt.Errorf("input_secrets: an input name is empty")

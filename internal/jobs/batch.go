@@ -11,9 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,17 +141,12 @@ func (r *Row) secret(name, ref string) {
 // inputs and its secret references (never a secret's value), so re-running
 // the same file finds the same jobs.
 func RowKey(ref string, r Row) string {
-	names := make([]string, 0, len(r.Inputs))
-	for k := range r.Inputs {
-		names = append(names, k)
-	}
-	sort.Strings(names)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d", ref, r.N)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(r.Inputs)) {
 		fmt.Fprintf(h, "\x00%s=%s", k, r.Inputs[k])
 	}
-	for _, k := range sortedKeys(r.Secrets) {
+	for _, k := range slices.Sorted(maps.Keys(r.Secrets)) {
 		fmt.Fprintf(h, "\x00%s=%s%s", k, SecretPrefix, r.Secrets[k])
 	}
 	return "row-" + hex.EncodeToString(h.Sum(nil))[:24]

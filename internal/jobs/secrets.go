@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
@@ -80,7 +81,7 @@ func refused(err error) error { return &refusal{err: err} }
 // input c declares sensitive. The first error (inputs sorted by name)
 // names the field and the input, never a value.
 func CheckInputs(c *domain.Capability, a RunArgs) error {
-	for _, name := range sortedKeys(a.Inputs) {
+	for _, name := range slices.Sorted(maps.Keys(a.Inputs)) {
 		if spec := c.Input(name); spec != nil && spec.Sensitive {
 			return fmt.Errorf("inputs.%s: input %q of %s is sensitive: the queue never holds its value; "+
 				"pass a secret reference instead (cua submit --input-secret %s=REF; the API's input_secrets {%q: \"REF\"}; "+
@@ -88,7 +89,7 @@ func CheckInputs(c *domain.Capability, a RunArgs) error {
 				name, name, c.Ref(), name, name, SecretPrefix)
 		}
 	}
-	for _, name := range sortedKeys(a.InputSecrets) {
+	for _, name := range slices.Sorted(maps.Keys(a.InputSecrets)) {
 		spec := c.Input(name)
 		switch {
 		case spec == nil:
@@ -148,11 +149,11 @@ func resolveInputs(src SecretSource, a RunArgs) (map[string]string, error) {
 	if len(a.InputSecrets) == 0 {
 		return a.Inputs, nil
 	}
-	in := make(map[string]string, len(a.Inputs)+len(a.InputSecrets))
-	for k, v := range a.Inputs {
-		in[k] = v
+	in := maps.Clone(a.Inputs)
+	if in == nil {
+		in = make(map[string]string, len(a.InputSecrets))
 	}
-	for _, name := range sortedKeys(a.InputSecrets) {
+	for _, name := range slices.Sorted(maps.Keys(a.InputSecrets)) {
 		ref := a.InputSecrets[name]
 		if src == nil {
 			return nil, fmt.Errorf("input_secrets.%s: secret %q: this worker has no secret store", name, ref)
@@ -164,13 +165,4 @@ func resolveInputs(src SecretSource, a RunArgs) (map[string]string, error) {
 		in[name] = v
 	}
 	return in, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
