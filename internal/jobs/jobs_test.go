@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,18 +276,36 @@ func TestBatchResumes(t *testing.T) {
 	}
 }
 
+// TestReadRows reads batch files: CSV and JSON Lines, a sensitive input as
+// a secret reference ("$secret:REF" cell, {"$secret": "REF"} value), and
+// the errors that name the line or column.
 func TestReadRows(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	in := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
 	tests := []struct {
 		name, file, body, err string
-		n                     int
+		want                  []jobs.Row
 	}{
-		{"csv", "a.csv", "member_id,note\n12345,x\n23456,y\n", "", 2},
-		{"jsonl", "a.jsonl", "{\"member_id\":\"12345\"}\n\n{\"member_id\":23456}\n", "", 2},
-		{"jsonl object value", "b.jsonl", "{\"member_id\":{}}\n", "line 1: input \"member_id\"", 0},
-		{"csv empty header", "b.csv", "member_id,\n1,2\n", "column 2 has no name", 0},
-		{"other extension", "a.txt", "x", "want a .csv or .jsonl", 0},
+		{name: "csv", file: "a.csv", body: "member_id,note\n12345,x\n23456,y\n",
+			want: []jobs.Row{{N: 1, Inputs: in("member_id", "12345", "note", "x")}, {N: 2, Inputs: in("member_id", "23456", "note", "y")}}},
+		{name: "jsonl", file: "a.jsonl", body: "{\"member_id\":\"12345\"}\n\n{\"member_id\":23456}\n",
+			want: []jobs.Row{{N: 1, Inputs: in("member_id", "12345")}, {N: 2, Inputs: in("member_id", "23456")}}},
+		{name: "csv secret reference", file: "s.csv", body: "operator,note\n $secret:teller_operator ,x\n",
+			want: []jobs.Row{{N: 1, Inputs: in("note", "x"), Secrets: in("operator", "teller_operator")}}},
+		{name: "jsonl secret reference", file: "s.jsonl", body: `{"operator":{"$secret":"teller_operator"},"note":"x"}` + "\n",
+			want: []jobs.Row{{N: 1, Inputs: in("note", "x"), Secrets: in("operator", "teller_operator")}}},
+		{name: "jsonl object value", file: "b.jsonl", body: "{\"member_id\":{}}\n", err: "line 1: input \"member_id\""},
+		{name: "jsonl object that is not a reference", file: "t.jsonl", body: `{"operator":{"$secret":"a","b":1}}` + "\n",
+			err: `line 1: input "operator": an object must be a secret reference`},
+		{name: "csv empty header", file: "b.csv", body: "member_id,\n1,2\n", err: "column 2 has no name"},
+		{name: "other extension", file: "a.txt", body: "x", err: "want a .csv or .jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,8 +320,8 @@ func TestReadRows(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || len(rows) != tt.n || rows[1].Inputs["member_id"] != "23456" {
-				t.Fatalf("rows %+v err %v", rows, err)
+			if err != nil || !reflect.DeepEqual(rows, tt.want) {
+				t.Fatalf("rows %+v err %v; want %+v", rows, err, tt.want)
 			}
 		})
 	}

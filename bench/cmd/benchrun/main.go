@@ -3,8 +3,8 @@
 // the reference lookup side by side with Playwright and the bare-CDP floor
 // (interleaved), the cold start of the real cua binary, K concurrent
 // replays on one browser, the UI drift suite against the mock app's
-// generated variants, `cua batch` throughput at 1 and 4 sessions (flags for 1, 2, 4 and 8)
-// (cold and warm), a fleet of two `cua worker` processes on one
+// generated variants, `cua batch` throughput at 1 and 4 warm sessions
+// (flags add 2 and 8 sessions and cold runs), a fleet of two `cua worker` processes on one
 // PostgreSQL, and "stay on the page" (Playwright looping on the search page
 // against cua on one warm session). It writes every number to
 // bench/results/latest.json.

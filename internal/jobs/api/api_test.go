@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,9 +15,12 @@ import (
 	"github.com/cuahq/cua/internal/launch"
 )
 
-func TestAPI(t *testing.T) {
-	t.Parallel()
-	q, err := jobs.Open(context.Background(), jobs.Config{SQLitePath: filepath.Join(t.TempDir(), "queue.db")})
+// newAPI opens a queue with cfg (its SQLite file in dir) and the API over
+// it, bound to 127.0.0.1:8810 with the token s3cret.
+func newAPI(t *testing.T, dir string, cfg jobs.Config) (*jobs.Queue, *api.Handler) {
+	t.Helper()
+	cfg.SQLitePath = filepath.Join(dir, "queue.db")
+	q, err := jobs.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +29,12 @@ func TestAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return q, h
+}
+
+func TestAPI(t *testing.T) {
+	t.Parallel()
+	q, h := newAPI(t, t.TempDir(), jobs.Config{})
 	run := `{"ref":"memberdesk.savings_balance@1.0.0","base_url":"http://127.0.0.1:8811","inputs":{"member_id":"12345"},"idempotency_key":"k1"}`
 	tests := []struct {
 		name, method, path, body, host, origin, token string
@@ -79,7 +87,6 @@ func TestAPI(t *testing.T) {
 	if _, err := api.New(q, "127.0.0.1:1", ""); err == nil {
 		t.Error("an API without a token is allowed")
 	}
-	_ = http.StatusOK
 }
 
 // TestSubmitSensitive: with the catalog behind the queue, a sensitive
@@ -98,15 +105,7 @@ func TestSubmitSensitive(t *testing.T) {
 	if _, err := cat.AddFile(ctx, "../testdata/test.sign_on_as.yaml"); err != nil {
 		t.Fatal(err)
 	}
-	q, err := jobs.Open(ctx, jobs.Config{SQLitePath: filepath.Join(dir, "queue.db"), Capabilities: cat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(q.Close)
-	h, err := api.New(q, "127.0.0.1:8810", "s3cret")
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, h := newAPI(t, dir, jobs.Config{Capabilities: cat})
 	const head = `{"ref":"test.sign_on_as@1.0.0","base_url":"http://127.0.0.1:8811",`
 	tests := []struct {
 		name, body string
