@@ -38,6 +38,8 @@ var (
 	ErrAlreadyClaimed = errors.New("intervention already claimed")
 	// ErrAlreadyResolved: the intervention was resolved already.
 	ErrAlreadyResolved = errors.New("intervention already resolved")
+	// ErrKeyMoved: an idempotency key's binding changed since it was read.
+	ErrKeyMoved = errors.New("idempotency key binding moved")
 )
 
 // VersionConflictError refuses a version whose id@version or content hash is

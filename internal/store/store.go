@@ -75,7 +75,7 @@ type Store interface {
 	RecordRun(ctx context.Context, r Run) (Run, error)
 	// UpdateRun writes the mutable fields of the run r.ID (status, outcome,
 	// failure code, effects, ended time, evidence path, unauthorized
-	// dispatches) and returns the stored run; [ErrNotFound] if absent.
+	// dispatches, outputs) and returns the stored run; [ErrNotFound] if absent.
 	UpdateRun(ctx context.Context, r Run) (Run, error)
 	// GetRun returns the run with that id, or [ErrNotFound].
 	GetRun(ctx context.Context, id string) (Run, error)
@@ -121,8 +121,75 @@ type Store interface {
 	// ListInterventions returns the interventions matching f, oldest first.
 	ListInterventions(ctx context.Context, f InterventionFilter) ([]Intervention, error)
 
+	// ClaimJobKey binds an unbound idempotency key of a queued run to k
+	// (its job, generation and inputs digest) and returns it with
+	// created=true. A key already bound is returned as stored with
+	// created=false and nothing is written: a binding is never removed.
+	ClaimJobKey(ctx context.Context, k JobKey) (stored JobKey, created bool, err error)
+	// GetJobKey returns the binding of key for the capability id, or
+	// [ErrNotFound].
+	GetJobKey(ctx context.Context, capabilityID, key string) (JobKey, error)
+	// RebindJobKey moves a key whose generation is still k.Generation to a
+	// new job: the generation advances by one, the job id is cleared (set
+	// it with SetJobKeyJob once the job is queued), the digest becomes
+	// k.InputsDigest and a release is cleared. [ErrKeyMoved] when another
+	// caller moved it first, [ErrNotFound] when it was never bound.
+	RebindJobKey(ctx context.Context, k JobKey) (JobKey, error)
+	// SetJobKeyJob records the job queued for the key's generation;
+	// [ErrKeyMoved] when the key is at another generation or names another
+	// job.
+	SetJobKeyJob(ctx context.Context, capabilityID, key string, generation, jobID int64) error
+	// SettleIntervention resolves an open or claimed intervention with a
+	// person's verdict, in one transaction with the release of the job key
+	// s.Release names (a "not landed" verdict allows one new attempt).
+	// [ErrAlreadyResolved] when it was resolved already.
+	SettleIntervention(ctx context.Context, s Settlement) (Intervention, error)
+
 	// Close releases the database handle. Safe to call once.
 	Close() error
+}
+
+// JobKey binds an idempotency key of queued runs of one capability id, for
+// ever, to the job that first used it and a digest of that job's inputs.
+type JobKey struct {
+	CapabilityID string
+	Key          string
+	// InputsDigest identifies the inputs (and target) of the bound job;
+	// the store keeps it opaque.
+	InputsDigest string
+	// JobID is the queue's job for this generation; 0 while it is being
+	// queued.
+	JobID int64
+	// Generation counts how often a person released the key (or the
+	// bound job ended without running) and it moved to a new job.
+	Generation int64
+	CreatedAt  time.Time
+	// ReleasedAt and ReleasedBy are set when a person resolved the bound
+	// run's intervention as not landed: one new job may take the key.
+	ReleasedAt time.Time
+	ReleasedBy string
+}
+
+// Verdict is a person's finding about an effect whose fate was unknown.
+type Verdict string
+
+// Verdicts.
+const (
+	VerdictLanded    Verdict = "landed"
+	VerdictNotLanded Verdict = "not_landed"
+)
+
+// Settlement is a person's resolution of an intervention.
+type Settlement struct {
+	ID      string
+	Verdict Verdict
+	// By names the principal who resolved it; Note says why.
+	By   string
+	Note string
+	// Release, when set, is the job key released in the same transaction:
+	// its binding must name ReleaseJobID, or nothing is released.
+	Release      *JobKey
+	ReleaseJobID int64
 }
 
 // Config is what every adapter takes besides its address.
@@ -261,6 +328,9 @@ type Run struct {
 	UnauthorizedDispatches int
 	// Eval marks a replay run as evidence towards approval --from-eval.
 	Eval bool
+	// Outputs are the run's outputs as JSON (as its record holds them);
+	// nil when it has none.
+	Outputs json.RawMessage
 }
 
 // RunFilter narrows ListRuns; empty fields match everything.
@@ -326,10 +396,27 @@ type Intervention struct {
 	ClaimedAt  time.Time
 	ResolvedAt time.Time
 	Resolution string
+	// Verdict, ResolvedBy and Note are set by SettleIntervention.
+	Verdict    Verdict
+	ResolvedBy string
+	Note       string
 }
 
 // InterventionFilter narrows ListInterventions; empty fields match everything.
 type InterventionFilter struct {
 	SessionID string
 	Status    InterventionStatus
+}
+
+// SettlementText is the resolution text a settlement stores: the verdict,
+// then the note.
+func SettlementText(s Settlement) string {
+	t := "landed"
+	if s.Verdict == VerdictNotLanded {
+		t = "not landed"
+	}
+	if s.Note != "" {
+		t += ": " + s.Note
+	}
+	return t
 }

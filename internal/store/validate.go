@@ -122,3 +122,33 @@ func NextLease(cur Lease, req LeaseRequest, now time.Time) (Lease, error) {
 	}
 	return next, nil
 }
+
+// Validate checks the fields ClaimJobKey and RebindJobKey require.
+func (k JobKey) Validate() error {
+	switch {
+	case k.CapabilityID == "":
+		return invalid("job key", "capability id")
+	case k.Key == "":
+		return invalid("job key of "+k.CapabilityID, "key")
+	case k.InputsDigest == "":
+		return invalid("job key "+k.Key, "inputs digest")
+	case k.JobID < 0 || k.Generation < 0:
+		return fmt.Errorf("job key %s: negative job id or generation: %w", k.Key, ErrInvalid)
+	}
+	return nil
+}
+
+// Validate checks the fields SettleIntervention requires.
+func (s Settlement) Validate() error {
+	switch {
+	case s.ID == "":
+		return invalid("settlement", "intervention id")
+	case s.Verdict != VerdictLanded && s.Verdict != VerdictNotLanded:
+		return fmt.Errorf("settle intervention %s: verdict %q is not landed or not_landed: %w", s.ID, s.Verdict, ErrInvalid)
+	case s.By == "":
+		return invalid("settle intervention "+s.ID, "by")
+	case s.Release != nil && (s.Release.CapabilityID == "" || s.Release.Key == "" || s.ReleaseJobID <= 0):
+		return invalid("settle intervention "+s.ID, "release key and job")
+	}
+	return nil
+}

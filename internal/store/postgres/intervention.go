@@ -10,7 +10,7 @@ import (
 )
 
 const interventionCols = `id, session_id, run_id, reason, status, created_at, claimed_by, claimed_at,
-	resolved_at, resolution, capability, step, failure_code, effects, summary`
+	resolved_at, resolution, capability, step, failure_code, effects, summary, verdict, resolved_by, note`
 
 // EnqueueIntervention implements [store.Store].
 func (d *DB) EnqueueIntervention(ctx context.Context, in store.Intervention) (store.Intervention, error) {
@@ -103,7 +103,7 @@ func scanIntervention(s scanner) (store.Intervention, error) {
 	var created, claimed, resolved *time.Time
 	var effects *string
 	err := s.Scan(&in.ID, &in.SessionID, &in.RunID, &in.Reason, &in.Status, &created, &in.ClaimedBy, &claimed,
-		&resolved, &in.Resolution, &in.Capability, &in.Step, &in.FailureCode, &effects, &in.Summary)
+		&resolved, &in.Resolution, &in.Capability, &in.Step, &in.FailureCode, &effects, &in.Summary, &in.Verdict, &in.ResolvedBy, &in.Note)
 	if err != nil {
 		return store.Intervention{}, err
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 const runCols = `id, capability_id, version, content_hash, status, outcome, failure_code, effects, started_at,
-	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval`
+	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs`
 
 // RecordRun implements [store.Store].
 func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
@@ -23,10 +23,10 @@ func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var claimed *store.IdempotencyError
 	err := d.write(ctx, "RecordRun", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.CapabilityID, r.Version, r.ContentHash, string(r.Status), r.Outcome, string(r.FailureCode),
 			nullJSON(r.Effects), micro(r.StartedAt), micro(r.EndedAt), r.EvidencePath, r.IdempotencyKey,
-			r.ApprovalID, r.UnauthorizedDispatches, r.Eval)
+			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs))
 		if err != nil {
 			return fmt.Errorf("record run %s: %w", r.ID, err)
 		}
@@ -79,9 +79,9 @@ func (d *DB) UpdateRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var out store.Run
 	err := d.write(ctx, "UpdateRun", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, outcome = ?, failure_code = ?, effects = ?,
-			ended_at = ?, evidence_path = ?, unauthorized_dispatches = ? WHERE id = ?`,
+			ended_at = ?, evidence_path = ?, unauthorized_dispatches = ?, outputs = ? WHERE id = ?`,
 			string(r.Status), r.Outcome, string(r.FailureCode), nullJSON(r.Effects), micro(store.Micro(r.EndedAt)),
-			r.EvidencePath, r.UnauthorizedDispatches, r.ID)
+			r.EvidencePath, r.UnauthorizedDispatches, nullJSON(r.Outputs), r.ID)
 		if err != nil {
 			return fmt.Errorf("update run %s: %w", r.ID, err)
 		}
@@ -109,16 +109,19 @@ func getRun(ctx context.Context, q querier, id string) (store.Run, error) {
 
 func scanRun(s scanner) (store.Run, error) {
 	var r store.Run
-	var effects sql.NullString
+	var effects, outputs sql.NullString
 	var started, ended sql.NullInt64
 	err := s.Scan(&r.ID, &r.CapabilityID, &r.Version, &r.ContentHash, &r.Status, &r.Outcome, &r.FailureCode,
 		&effects, &started, &ended, &r.EvidencePath, &r.IdempotencyKey, &r.ApprovalID,
-		&r.UnauthorizedDispatches, &r.Eval)
+		&r.UnauthorizedDispatches, &r.Eval, &outputs)
 	if err != nil {
 		return store.Run{}, err
 	}
 	if effects.Valid {
 		r.Effects = []byte(effects.String)
+	}
+	if outputs.Valid {
+		r.Outputs = []byte(outputs.String)
 	}
 	r.StartedAt, r.EndedAt = fromMicro(started), fromMicro(ended)
 	return r, nil

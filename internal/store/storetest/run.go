@@ -38,6 +38,7 @@ func testRuns(t *testing.T, h Harness) {
 	r.Status, r.Outcome, r.FailureCode = domain.StatusFailed, "transfer_refused", domain.CodePolicyDenied
 	r.Effects = json.RawMessage(`{"submit":"sent_unconfirmed"}`)
 	r.EndedAt, r.UnauthorizedDispatches = epoch.Add(3*time.Second+1234*time.Nanosecond), 1
+	r.Outputs = json.RawMessage(`{"confirmation":"TRF-0001"}`)
 	updated, err := b.st.UpdateRun(b.ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func testRuns(t *testing.T, h Harness) {
 		if g.Status != domain.StatusFailed || g.Outcome != "transfer_refused" || g.FailureCode != domain.CodePolicyDenied ||
 			string(g.Effects) != `{"submit":"sent_unconfirmed"}` || !g.EndedAt.Equal(epoch.Add(3*time.Second+time.Microsecond)) ||
 			g.UnauthorizedDispatches != 1 || !g.Eval || g.ApprovalID != "ap-1" || g.EvidencePath != ".cua/runs/run-1" ||
-			!g.StartedAt.Equal(epoch) || g.Version != "1.0.0" {
+			!g.StartedAt.Equal(epoch) || g.Version != "1.0.0" || string(g.Outputs) != `{"confirmation":"TRF-0001"}` {
 			t.Fatalf("run after update = %+v", g)
 		}
 	}

@@ -51,6 +51,9 @@ func Run(t *testing.T, h Harness) {
 		{"Leases", testLeases},
 		{"Interventions", testInterventions},
 		{"InterventionDetailAndRelease", testInterventionDetailAndRelease},
+		{"JobKeys", testJobKeys},
+		{"JobKeyConcurrent", testJobKeyConcurrent},
+		{"SettleIntervention", testSettleIntervention},
 		{"TwoProcessWriters", testTwoProcesses},
 		{"KillMidWrite", testKillMidWrite},
 	}
