@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,17 +42,152 @@ func TestReferenceGolden(t *testing.T) {
 		!strings.HasSuffix(hint, "npx playwright test lookup.spec.ts") {
 		t.Errorf("hint %q", hint)
 	}
+	if strings.Contains(string(got), "// Effects.") || !strings.Contains(string(got), "const GUARDS: Guard[] = [\n];\n") || strings.Contains(string(got), "guard(\"") {
+		t.Errorf("the lookup, which has no gated, elevated or irreversible step, has guards")
+	}
+	checkGolden(t, golden, got, l)
+}
+
+// checkGolden compares a spec with its golden file, the capability's
+// version and content hash left out (the examples are re-sealed apart from
+// codegen); -update rewrites the file.
+func checkGolden(t *testing.T, path string, got []byte, l *capability.Loaded) {
+	t.Helper()
+	c := l.Capability
+	norm := strings.ReplaceAll(string(got), codegen.Str(l.Hash), `"sha256:(the example's content hash)"`)
+	norm = strings.ReplaceAll(norm, codegen.Str(c.Ref()), codegen.Str(c.ID+"@(the example's version)"))
 	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(norm), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != string(want) {
-		t.Errorf("the reference spec differs from %s (run go test -update after checking the change)", golden)
+	if norm != string(want) {
+		t.Errorf("the spec differs from %s (run go test -update after checking the change)", path)
+	}
+}
+
+const transferGolden = "testdata/memberdesk.transfer_funds.spec.ts"
+
+// TestTransferGuards: the transfer's spec says in its header which steps it
+// stops before and what releases them, lists them in GUARDS in the order
+// it runs them, and calls guard first in each of those steps, before its
+// action; the whole spec is held to its golden file. The gated and
+// irreversible steps are read from the example.
+func TestTransferGuards(t *testing.T) {
+	t.Parallel()
+	l := loadExample(t, "memberdesk.transfer_funds")
+	lib := exampleLibrary(t)
+	spec, err := codegen.Generate(l, codegen.Options{FrameTitles: codegen.MemberDeskFrames, BrowserArgs: browser.Flags(), Library: lib})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSafe(t, "transfer.spec.ts", spec)
+	s := string(spec)
+	header, _, _ := strings.Cut(s, "import {")
+	var gates []string
+	n := 0
+	for _, st := range l.Capability.Steps {
+		if !st.Gate && st.Risk.Rank() == 0 {
+			continue
+		}
+		n++
+		var unless []string
+		if st.Gate {
+			gates = append(gates, st.ID)
+			unless = append(unless, "CUA_RELEASE_GATE names "+st.ID)
+		}
+		if st.Risk == domain.RiskIrreversible {
+			unless = append(unless, "CUA_ALLOW_IRREVERSIBLE=1")
+		}
+		kind := string(st.Risk)
+		if st.Gate {
+			kind += ", gated"
+		}
+		line := "//   step " + st.ID + " (" + kind + "): the test stops before it, failing, unless " + strings.Join(unless, " and ") + "\n"
+		if len(unless) == 0 {
+			line = "//   step " + st.ID + " (" + kind + "): the test performs it whenever it reaches it\n"
+		}
+		if !strings.Contains(header, line) {
+			t.Errorf("the header lacks %q:\n%s", line, header)
+		}
+		entry := fmt.Sprintf("  { name: %q, step: %q, risk: %q, gate: %t },\n", st.ID, st.ID, st.Risk, st.Gate)
+		if !strings.Contains(s, entry) {
+			t.Errorf("GUARDS lacks %q", entry)
+		}
+		// The guard opens the step's body: nothing of the step comes before it.
+		body := regexp.MustCompile(`\["` + regexp.QuoteMeta(st.ID) + `[:"][^\n]*, async \(\) => \{\n\s*(.*)\n`).FindStringSubmatch(s)
+		if body == nil || body[1] != "guard("+codegen.Str(st.ID)+");" {
+			t.Errorf("step %s does not start with its guard: %q", st.ID, body)
+		}
+	}
+	if len(gates) == 0 || n < 2 {
+		t.Fatalf("%s: want a gated step and another irreversible one", l.Capability.Ref())
+	}
+	if want := "// To perform every step: CUA_RELEASE_GATE=" + strings.Join(gates, ",") + " CUA_ALLOW_IRREVERSIBLE=1 npx playwright test\n"; !strings.Contains(header, want) {
+		t.Errorf("the header lacks %q", want)
+	}
+	if got := len(codegen.Guards(l, lib)); got != n {
+		t.Errorf("Guards lists %d steps, want %d", got, n)
+	}
+	checkGolden(t, transferGolden, spec, l)
+}
+
+// fakeLibrary resolves prerequisites from a map.
+type fakeLibrary map[string]*capability.Loaded
+
+func (f fakeLibrary) Lookup(ref string) (*capability.Loaded, error) {
+	if l, ok := f[ref]; ok {
+		return l, nil
+	}
+	return nil, fmt.Errorf("no %s", ref)
+}
+
+// TestGuards covers which steps are guarded and what their notices say: a
+// gated safe step needs its release only, an elevated step runs and is
+// noted, a tier codegen does not know counts as irreversible, and a
+// prerequisite's steps come first, named after their capability but
+// released by their step id, as replay releases them.
+func TestGuards(t *testing.T) {
+	t.Parallel()
+	l := edit(t, func(c *domain.Capability) {
+		c.Steps[0].Gate = true
+		c.Steps[1].Risk = domain.RiskElevated
+		c.Steps[2].Risk = "catastrophic"
+	})
+	sub := &capability.Loaded{Capability: &domain.Capability{ID: "corebank.auth.sign_on", Version: "2.0.0",
+		Steps: []domain.Step{{ID: "sign_on", Risk: domain.RiskElevated, Gate: true}, {ID: "look", Risk: domain.RiskSafe}}}}
+	lib := fakeLibrary{}
+	for _, p := range l.Capability.Prerequisites {
+		lib[p.Capability] = sub
+	}
+	if len(lib) == 0 {
+		t.Fatal("the lookup has no prerequisite")
+	}
+	st := l.Capability.Steps
+	got := codegen.Guards(l, lib)
+	want := []struct{ name, step, notice string }{
+		{"corebank.auth.sign_on/sign_on", "sign_on", "step corebank.auth.sign_on/sign_on (elevated, gated): the test stops before it, failing, unless CUA_RELEASE_GATE names sign_on"},
+		{st[0].ID, st[0].ID, "step " + st[0].ID + " (safe, gated): the test stops before it, failing, unless CUA_RELEASE_GATE names " + st[0].ID},
+		{st[1].ID, st[1].ID, "step " + st[1].ID + " (elevated): the test performs it whenever it reaches it"},
+		{st[2].ID, st[2].ID, "step " + st[2].ID + " (irreversible): the test stops before it, failing, unless CUA_ALLOW_IRREVERSIBLE=1"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("Guards = %+v, want %d", got, len(want))
+	}
+	for i, w := range want {
+		if got[i].Name != w.name || got[i].Step != w.step || got[i].Notice() != w.notice {
+			t.Errorf("guard %d = %+v %q, want %s %s %q", i, got[i], got[i].Notice(), w.name, w.step, w.notice)
+		}
+	}
+	if env := got[0].Needs(); !slices.Equal(env, []string{"CUA_RELEASE_GATE=sign_on"}) {
+		t.Errorf("Needs = %v", env)
+	}
+	if env := got[3].Needs(); !slices.Equal(env, []string{"CUA_ALLOW_IRREVERSIBLE=1"}) {
+		t.Errorf("Needs = %v", env)
 	}
 }
 
@@ -161,6 +297,10 @@ func edit(t *testing.T, fn func(c *domain.Capability)) *capability.Loaded {
 	return &capability.Loaded{Capability: &c, Hash: l.Hash, Sealed: true}
 }
 
+// firstPrerequisite stands for the refusal's place "prerequisite REF", REF
+// as the example names its first prerequisite (id or id@version).
+const firstPrerequisite = "(the first prerequisite)"
+
 // TestRefusals: a part that cannot be expressed is refused with an error
 // naming it, and no spec comes back.
 func TestRefusals(t *testing.T) {
@@ -188,7 +328,7 @@ func TestRefusals(t *testing.T) {
 			c.Steps[2].Postcondition = &domain.Predicate{NodeExists: &domain.TargetDescriptor{Role: domain.RoleAlertDialog}}
 		}, wantWhere: "step search", wantIn: "JavaScript dialog"},
 		{name: "raw input", edit: func(c *domain.Capability) { c.Steps[0].Action = domain.ActRawInput }, wantWhere: "step open_search", wantIn: "raw_input"},
-		{name: "no library for a prerequisite", opts: func(o *codegen.Options) { o.Library = nil }, wantWhere: "prerequisite corebank.auth.sign_on", wantIn: "library"},
+		{name: "no library for a prerequisite", opts: func(o *codegen.Options) { o.Library = nil }, wantWhere: firstPrerequisite, wantIn: "library"},
 		{name: "unknown input in a case", opts: func(o *codegen.Options) {
 			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member": "12345"}}}
 		}, wantWhere: "case x", wantIn: "input member is not declared"},
@@ -224,6 +364,9 @@ func TestRefusals(t *testing.T) {
 			}
 			if spec != nil {
 				t.Error("a refused capability still produced a spec")
+			}
+			if tt.wantWhere == firstPrerequisite {
+				tt.wantWhere = "prerequisite " + l.Capability.Prerequisites[0].Capability
 			}
 			if re.Where != tt.wantWhere || !strings.Contains(re.Error(), tt.wantIn) {
 				t.Errorf("refusal %q, want where %q and %q in it", re.Error(), tt.wantWhere, tt.wantIn)

@@ -31,6 +31,48 @@ function output(outputs: Record<string, string>, name: string): string {
   return value;
 }
 
+// releasedGates are the step ids CUA_RELEASE_GATE names, comma-separated.
+function releasedGates(): string[] {
+  return (process.env.CUA_RELEASE_GATE ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+// guard runs first in a step of GUARDS. A gated step that CUA_RELEASE_GATE
+// does not name, or an irreversible one without CUA_ALLOW_IRREVERSIBLE=1,
+// fails the test before anything of the step is sent, naming what to set to
+// perform it and the guarded steps after it. A step it lets through is
+// reported as an effect annotation.
+function guard(name: string): void {
+  const at = GUARDS.findIndex((g) => g.name === name);
+  if (at < 0) {
+    throw new Error('step ' + name + ' is not in GUARDS');
+  }
+  const g = GUARDS[at];
+  const gateShut = g.gate && !releasedGates().includes(g.step);
+  const irreversible = g.risk !== 'safe' && g.risk !== 'elevated';
+  const allowed = process.env.CUA_ALLOW_IRREVERSIBLE === '1';
+  const kind = g.risk + (g.gate ? ', gated' : '');
+  if (gateShut || (irreversible && !allowed)) {
+    const gates: string[] = [];
+    let later = false;
+    for (const r of GUARDS.slice(at)) {
+      if (r.gate && !gates.includes(r.step)) {
+        gates.push(r.step);
+      }
+      later = later || (r.risk !== 'safe' && r.risk !== 'elevated');
+    }
+    const env = (gates.length > 0 ? ['CUA_RELEASE_GATE=' + gates.join(',')] : []).concat(later ? ['CUA_ALLOW_IRREVERSIBLE=1'] : []);
+    const why = gateShut
+      ? 'it is gated for human review (GATE_REACHED) and CUA_RELEASE_GATE does not name ' + g.step
+      : 'it is irreversible and CUA_ALLOW_IRREVERSIBLE is not 1';
+    const stop = 'stopped before step ' + g.name + ' (' + kind + '): ' + why + '; nothing of it was sent. ' +
+      'To let this test perform it, set ' + env.join(' ');
+    test.info().annotations.push({ type: 'stopped', description: stop });
+    throw new Error(stop);
+  }
+  const by = (g.gate ? ['its gate released by CUA_RELEASE_GATE'] : []).concat(irreversible ? ['allowed by CUA_ALLOW_IRREVERSIBLE=1'] : []);
+  test.info().annotations.push({ type: 'effect', description: 'step ' + g.name + ' (' + kind + ') sent' + (by.length > 0 ? ', ' + by.join(', ') : '') });
+}
+
 // frame is the document of the iframe with this title.
 function frame(scope: Scope, title: string): FrameLocator {
   return scope.getByTitle(title, { exact: true }).contentFrame();

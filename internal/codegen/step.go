@@ -35,6 +35,9 @@ func (g *gen) step(c *domain.Capability, i int, in string, root bool) string {
 		outcomes = "outcomes"
 	}
 	label := Str("step " + st.ID)
+	if call := g.guardCall(c, st); call != "" {
+		line("%s", call)
+	}
 	if st.Precondition != nil {
 		line("await expect.poll(async () => %s, { message: %s, timeout: %d }).toBe(true);", g.pred(st.Precondition), Str("the precondition of step "+st.ID), timeout)
 	}

@@ -186,6 +186,12 @@ func runCodegen(o *codegenOptions) error {
 	if cases == 0 {
 		cases = 1
 	}
+	// Effects are never hidden: one line per gated, elevated or
+	// irreversible step says what the spec does with it and which
+	// variable releases it.
+	for _, g := range codegen.Guards(o.loaded, o.Gen.Library) {
+		fmt.Fprintf(o.IO.ErrOut, "codegen: %s\n", g.Notice())
+	}
 	fmt.Fprintf(o.IO.Out, "wrote %s: %s, %d case(s), %d bytes\n", o.Out, o.loaded.Capability.Ref(), cases, len(spec))
 	fmt.Fprintln(o.IO.Out, codegen.RunHint(o.Out, o.Gen.BaseURL, codegen.Secrets(o.loaded, o.Gen.Library)))
 	return nil

@@ -7,8 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/codegen"
+	"github.com/cuahq/cua/internal/domain"
 )
 
 const examples = "../../../examples/capabilities"
@@ -115,5 +117,74 @@ func TestCodegenWrites(t *testing.T) {
 	}
 	if _, err := os.Stat(refused); !os.IsNotExist(err) {
 		t.Errorf("a refused spec was written: %v", err)
+	}
+}
+
+// TestCodegenNamesGuardedSteps: for a capability with gated and
+// irreversible steps, cua codegen prints one line per such step on stderr,
+// naming the variable that releases it, and the spec's header says the
+// same; a lookup with none prints nothing there. The steps are read from
+// the example, not assumed.
+func TestCodegenNamesGuardedSteps(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(examples, "memberdesk.transfer_funds.yaml")
+	l, err := capability.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, st := range l.Capability.Steps {
+		var unless []string
+		if st.Gate {
+			unless = append(unless, "CUA_RELEASE_GATE names "+st.ID)
+		}
+		if st.Risk == domain.RiskIrreversible {
+			unless = append(unless, "CUA_ALLOW_IRREVERSIBLE=1")
+		}
+		if len(unless) > 0 {
+			want = append(want, "step "+st.ID+" ("+string(st.Risk)+map[bool]string{true: ", gated"}[st.Gate]+"): the test stops before it, failing, unless "+strings.Join(unless, " and "))
+		}
+	}
+	if len(want) < 2 {
+		t.Fatalf("%s: want a gated step and an irreversible one, have %v", file, want)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "transfer.spec.ts")
+	f, stdout, stderr := cmdutil.TestFactory(nil)
+	cmd := NewCmdCodegen(f, nil)
+	cmd.SetArgs([]string{file, "--out", out, "--frame-title", "nav=Navigation", "--frame-title", "content=Workspace"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("stderr has %d lines, want %d (one per gated or irreversible step):\n%s", len(lines), len(want), stderr.String())
+	}
+	spec, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want {
+		if lines[i] != "codegen: "+w {
+			t.Errorf("stderr line %d = %q, want %q", i+1, lines[i], "codegen: "+w)
+		}
+		if !strings.Contains(string(spec), "\n//   "+w+"\n") {
+			t.Errorf("the spec's header lacks %q", w)
+		}
+	}
+	if !strings.Contains(stdout.String(), "wrote "+out) {
+		t.Errorf("stdout %q", stdout.String())
+	}
+
+	f, _, stderr = cmdutil.TestFactory(nil)
+	cmd = NewCmdCodegen(f, nil)
+	cmd.SetArgs([]string{filepath.Join(examples, "memberdesk.savings_balance.yaml"), "--out", filepath.Join(dir, "lookup.spec.ts"), "--frame-title", "nav=Navigation", "--frame-title", "content=Workspace"})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	if err := cmd.ExecuteContext(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("a lookup with no guarded step printed on stderr: %q", stderr.String())
 	}
 }

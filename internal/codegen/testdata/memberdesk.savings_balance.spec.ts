@@ -3,8 +3,8 @@
 // read from CUA_SECRET_* environment variables when the test runs.
 import { test, expect, type Dialog, type FrameLocator, type Locator, type Page } from '@playwright/test';
 
-const CAPABILITY = "memberdesk.savings_balance@1.0.0";
-const CONTENT_HASH = "sha256:8a1e427525d7b91f87fbd6031f8116684742403a7affb9ed864a4d43a4bce9ea";
+const CAPABILITY = "memberdesk.savings_balance@(the example's version)";
+const CONTENT_HASH = "sha256:(the example's content hash)";
 const TITLE = "Look up a member's savings balance";
 const DESCRIPTION = "Finds a member by member number and returns the savings balance, the account status and the as-of date. A member that does not exist, has no savings account or is restricted is a business outcome, not a failure.\n";
 // The application's base URL: the config's baseURL, else CUA_BASE_URL, else the default.
@@ -59,6 +59,12 @@ const CASES: Case[] = [
   { name: "restricted record", inputs: { "member_id": "45678" }, expect: "member_restricted" },
 ];
 
+type Guard = { name: string; step: string; risk: string; gate: boolean };
+
+// The gated, elevated and irreversible steps, in the order the test runs them.
+const GUARDS: Guard[] = [
+];
+
 type Scope = Page | FrameLocator;
 type Check = () => Promise<boolean>;
 type Outcome = { code: string; when: Check };
@@ -90,6 +96,48 @@ function output(outputs: Record<string, string>, name: string): string {
     throw new Error('output ' + name + ' was not extracted');
   }
   return value;
+}
+
+// releasedGates are the step ids CUA_RELEASE_GATE names, comma-separated.
+function releasedGates(): string[] {
+  return (process.env.CUA_RELEASE_GATE ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+// guard runs first in a step of GUARDS. A gated step that CUA_RELEASE_GATE
+// does not name, or an irreversible one without CUA_ALLOW_IRREVERSIBLE=1,
+// fails the test before anything of the step is sent, naming what to set to
+// perform it and the guarded steps after it. A step it lets through is
+// reported as an effect annotation.
+function guard(name: string): void {
+  const at = GUARDS.findIndex((g) => g.name === name);
+  if (at < 0) {
+    throw new Error('step ' + name + ' is not in GUARDS');
+  }
+  const g = GUARDS[at];
+  const gateShut = g.gate && !releasedGates().includes(g.step);
+  const irreversible = g.risk !== 'safe' && g.risk !== 'elevated';
+  const allowed = process.env.CUA_ALLOW_IRREVERSIBLE === '1';
+  const kind = g.risk + (g.gate ? ', gated' : '');
+  if (gateShut || (irreversible && !allowed)) {
+    const gates: string[] = [];
+    let later = false;
+    for (const r of GUARDS.slice(at)) {
+      if (r.gate && !gates.includes(r.step)) {
+        gates.push(r.step);
+      }
+      later = later || (r.risk !== 'safe' && r.risk !== 'elevated');
+    }
+    const env = (gates.length > 0 ? ['CUA_RELEASE_GATE=' + gates.join(',')] : []).concat(later ? ['CUA_ALLOW_IRREVERSIBLE=1'] : []);
+    const why = gateShut
+      ? 'it is gated for human review (GATE_REACHED) and CUA_RELEASE_GATE does not name ' + g.step
+      : 'it is irreversible and CUA_ALLOW_IRREVERSIBLE is not 1';
+    const stop = 'stopped before step ' + g.name + ' (' + kind + '): ' + why + '; nothing of it was sent. ' +
+      'To let this test perform it, set ' + env.join(' ');
+    test.info().annotations.push({ type: 'stopped', description: stop });
+    throw new Error(stop);
+  }
+  const by = (g.gate ? ['its gate released by CUA_RELEASE_GATE'] : []).concat(irreversible ? ['allowed by CUA_ALLOW_IRREVERSIBLE=1'] : []);
+  test.info().annotations.push({ type: 'effect', description: 'step ' + g.name + ' (' + kind + ') sent' + (by.length > 0 ? ', ' + by.join(', ') : '') });
 }
 
 // frame is the document of the iframe with this title.
