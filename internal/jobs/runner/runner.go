@@ -46,6 +46,13 @@ type Config struct {
 	// MaxWarm bounds the warm sessions kept per capability and target
 	// (default 1; a worker sets its concurrency).
 	MaxWarm int
+	// AllowOrigins are the origins (scheme://host[:port], the worker's
+	// --allow-origin) a run's base URL may name besides the full origins
+	// its sealed capability declares in policy.allowed_domains. Any other
+	// base URL is refused before a browser opens (DESIGN invariant 17: the
+	// holder of the secrets decides where they are typed, never the
+	// caller who picked the base URL).
+	AllowOrigins []string
 }
 
 // Runner is a jobs.Runner. Safe for concurrent use.
@@ -68,8 +75,13 @@ func New(ctx context.Context, cfg Config) *Runner {
 	return &Runner{cfg: cfg, base: ctx, launchers: map[string]*launch.Launcher{}, pools: map[string]*launch.Pool{}}
 }
 
-// Run replays req through pipeline.Replay.
+// Run replays req through pipeline.Replay. A base URL whose origin the
+// capability does not declare and the worker does not allow ends the run
+// FAILED with DOMAIN_NOT_ALLOWED before anything opens.
 func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, error) {
+	if err := r.checkOrigin(req); err != nil {
+		return r.refuse(ctx, req, err)
+	}
 	c := req.Capability.Capability
 	key, l, err := r.launcher(c.Surface, req.BaseURL, c.Policy.AllowedDomains)
 	if err != nil {

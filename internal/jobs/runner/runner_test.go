@@ -32,7 +32,7 @@ func TestWarmSessionReenters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
 	data := t.TempDir()
-	r := runner.New(ctx, runner.Config{DataDir: data, Secrets: signOnSecrets(t), WarmTTL: time.Minute})
+	r := runner.New(ctx, runner.Config{DataDir: data, Secrets: signOnSecrets(t), WarmTTL: time.Minute, AllowOrigins: []string{app.URL()}})
 	defer r.Close()
 	for i, member := range []string{"12345", "56789"} {
 		rec, err := r.Run(ctx, jobs.Request{RunID: fmt.Sprintf("q%d", i), Capability: quick, Library: lib,
@@ -81,10 +81,13 @@ func startApp(t *testing.T) *mockapp.Server {
 	return app
 }
 
+// signOnPassword is MemberDesk's operator password, a worker-held secret.
+const signOnPassword = "teller-pass-1"
+
 func signOnSecrets(t *testing.T) *secret.Store {
 	t.Helper()
 	sec, err := secret.NewStore(func(k string) string {
-		return map[string]string{"CUA_SECRET_COREBANK_OPERATOR": "OP1001", "CUA_SECRET_COREBANK_PASSWORD": "teller-pass-1"}[k]
+		return map[string]string{"CUA_SECRET_COREBANK_OPERATOR": "OP1001", "CUA_SECRET_COREBANK_PASSWORD": signOnPassword}[k]
 	}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +127,7 @@ func TestWarmSessions(t *testing.T) {
 			ctl := mockapp.NewClient(app.URL(), nil)
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 			defer cancel()
-			r := runner.New(ctx, runner.Config{DataDir: t.TempDir(), Secrets: sec, WarmTTL: tt.ttl})
+			r := runner.New(ctx, runner.Config{DataDir: t.TempDir(), Secrets: sec, WarmTTL: tt.ttl, AllowOrigins: []string{app.URL()}})
 			defer r.Close()
 			for i, s := range tt.steps {
 				if s.fault != "" {
