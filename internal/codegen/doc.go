@@ -17,4 +17,12 @@
 // template literal or a comment holding data, or a step it cannot express
 // faithfully: such a step is refused with a [*RefusedError] naming it, and
 // nothing is written. It does no I/O but [WriteFile] and runs nothing.
+//
+// It keeps a capability's gates as replay does ([Guard]): the spec fails
+// before a gated step unless CUA_RELEASE_GATE names it, and before an
+// irreversible step unless CUA_ALLOW_IRREVERSIBLE=1, sending nothing of the
+// step and naming what to set. It fails rather than skips: a run that did
+// not perform the transfer must never read as green. Elevated steps that
+// are not gated run. Every such step is named in the spec's header
+// ([Guards], [Guard.Notice]) and reported as an annotation when it runs.
 package codegen
