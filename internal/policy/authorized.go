@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/cuahq/cua/internal/domain"
@@ -19,6 +20,7 @@ type AuthorizedAction struct {
 	secret  string
 	bound   bool
 	risk    domain.Risk
+	ceiling domain.Risk // the highest risk a control the action reaches may carry
 	profile Profile
 	epoch   uint64
 	holder  string
@@ -77,6 +79,66 @@ func (a AuthorizedAction) Epoch() uint64 { return a.epoch }
 
 // Holder returns the lease holder the action was authorized for.
 func (a AuthorizedAction) Holder() string { return a.holder }
+
+// Admits judges what the action really reaches, as the surface finds it at
+// the moment it acts: the control under the click point and its actionable
+// ancestors, an actionable descendant under the point, the control a label
+// forwards its click to, the focused control a key goes to, and the button
+// Enter in a form submits with. Each is classified by the rules Authorize
+// uses (Classify: the role and the name lexicon). It returns nil when every
+// one is within what the action was authorized for, and otherwise a
+// *DeniedError (POLICY_DENIED, rule "reached_risk", unwrapping to a
+// *domain.Error) naming the first control above it by role and name; the
+// surface then sends nothing.
+//
+// What the authorization covers is its profile's: under AUTOMATION the risk
+// the step declared (or the one policy computed, if higher, which Authorize
+// only lets through when declared); under HUMAN and DISCOVERY, also any
+// higher tier that would have needed no consent, grant or approval. An
+// invalid action admits nothing.
+func (a AuthorizedAction) Admits(reached []domain.Node) error {
+	if !a.valid {
+		return deny("reached_risk", domain.CodePolicyDenied, "the action was not authorized by policy")
+	}
+	click := domain.Action{Type: domain.ActClick}
+	for i := range reached {
+		n := &reached[i]
+		r := Classify(click, n)
+		if r.Rank() <= a.ceiling.Rank() {
+			continue
+		}
+		verb, on := "the "+string(a.action.Type), "the page"
+		if a.action.Type == domain.ActPressKey || (a.action.Type == domain.ActRawInput && a.action.Key != "") {
+			verb, on = "the key "+a.action.Key, "the focused element"
+		}
+		if a.node != nil {
+			on = describe(a.node)
+		}
+		step := ""
+		if a.action.StepID != "" {
+			step = "step " + quote(a.action.StepID) + ": "
+		}
+		return deny("reached_risk", domain.CodePolicyDenied,
+			"%s%s on %s (authorized as %s) reaches %s, which is %s; nothing was pressed",
+			step, verb, on, orSafe(a.risk), describe(n), r)
+	}
+	return nil
+}
+
+// describe names a control by its role and name: button "Transfer now".
+func describe(n *domain.Node) string {
+	role := n.Role
+	if role == "" {
+		role = "node"
+	}
+	name := n.Name
+	if r := []rune(name); len(r) > 80 {
+		name = string(r[:80]) + "…"
+	}
+	return role + " " + quote(name)
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }
 
 // ErrNotSecret is returned by BindSecret for an action that types no secret
 // or whose secret is already bound.

@@ -1,13 +1,29 @@
 package policy
 
-import "github.com/cuahq/cua/internal/domain"
+import (
+	"slices"
+
+	"github.com/cuahq/cua/internal/domain"
+)
 
 // ActionRisk is the risk policy judges an action by on snap: the larger of
 // the risk of its own node (Classify) and the risk of what it sets off
 // beyond that node (ImpliedRisk). The declared risk of a step is not part of
 // it; Authorize compares the two.
 func ActionRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
-	return domain.MaxRisk(Classify(a, n), ImpliedRisk(snap, a, n))
+	r, _ := actionRisk(snap, a, n)
+	return r
+}
+
+// actionRisk is ActionRisk with the control that carries the risk: n, or
+// the control beyond it that ImpliedRisk found (nil when none carries any).
+func actionRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) (domain.Risk, *domain.Node) {
+	own := Classify(a, n)
+	implied, by := impliedRisk(snap, a, n)
+	if implied.Rank() > own.Rank() && by != nil {
+		return implied, by
+	}
+	return domain.MaxRisk(own, implied), n
 }
 
 // ImpliedRisk is the risk an action carries beyond its own node: a key that
@@ -15,18 +31,43 @@ func ActionRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain
 // buttons in the same frame and region as the node it lands on, or as the
 // focused node when it names none.
 //
-// A click (or raw pointer input) on a node that does not act by itself (the
-// text inside a button, an image in a link) carries the risk of its nearest
-// actionable ancestor: that is the control whose handler runs.
+// A click (or raw pointer input) reaches more than its node: the handler of
+// its nearest actionable ancestor runs (the text inside a button, an image
+// in a link), and so does that of an actionable descendant whose box holds
+// the point the click lands on (the centre of the node's box: a table cell
+// or a group whose centre is a button). The click carries the highest risk
+// of those controls. The surface checks the same at the moment it clicks,
+// with what the page really holds under the point (AuthorizedAction.Admits):
+// a label that forwards its click, a control the snapshot does not show.
 func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domain.Risk {
+	r, _ := impliedRisk(snap, a, n)
+	return r
+}
+
+func impliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) (domain.Risk, *domain.Node) {
 	if (a.Type == domain.ActClick || a.Type == domain.ActRawInput) && snap != nil && n != nil {
-		if anc := ActionableAncestor(snap, n); anc != nil {
-			return Classify(domain.Action{Type: domain.ActClick}, anc)
+		risk, by := domain.RiskSafe, (*domain.Node)(nil)
+		consider := func(c *domain.Node) {
+			if r := Classify(domain.Action{Type: domain.ActClick}, c); by == nil || r.Rank() > risk.Rank() {
+				risk, by = r, c
+			}
 		}
-		return domain.RiskSafe
+		if anc := ActionableAncestor(snap, n); anc != nil {
+			consider(anc)
+		}
+		x, y := n.Bounds.Center()
+		if a.Type == domain.ActRawInput {
+			x, y = a.X, a.Y
+		}
+		if !n.Bounds.Empty() || a.Type == domain.ActRawInput {
+			for _, d := range ActionableDescendantsAt(snap, n, x, y) {
+				consider(d)
+			}
+		}
+		return risk, by
 	}
 	if a.Type != domain.ActPressKey || snap == nil || !submitKey(a.Key) {
-		return domain.RiskSafe
+		return domain.RiskSafe, nil
 	}
 	if n == nil {
 		for i := range snap.Nodes {
@@ -38,22 +79,50 @@ func ImpliedRisk(snap *domain.UiSnapshot, a domain.Action, n *domain.Node) domai
 	}
 	if n == nil {
 		// Nothing known has focus: the key may submit anything on screen.
-		risk := domain.RiskSafe
+		risk, by := domain.RiskSafe, (*domain.Node)(nil)
 		for i := range snap.Nodes {
 			if b := &snap.Nodes[i]; b.Role == "button" {
-				risk = domain.MaxRisk(risk, NameRisk(b.Name+" "+b.Description))
+				if r := NameRisk(b.Name + " " + b.Description); r.Rank() > risk.Rank() {
+					risk, by = r, b
+				}
 			}
 		}
-		return risk
+		return risk, by
 	}
-	risk := Classify(domain.Action{Type: domain.ActClick}, n)
+	risk, by := Classify(domain.Action{Type: domain.ActClick}, n), n
 	for i := range snap.Nodes {
 		b := &snap.Nodes[i]
 		if b.Role == "button" && b.Frame == n.Frame && b.Region == n.Region {
-			risk = domain.MaxRisk(risk, NameRisk(b.Name+" "+b.Description))
+			if r := NameRisk(b.Name + " " + b.Description); r.Rank() > risk.Rank() {
+				risk, by = r, b
+			}
 		}
 	}
-	return risk
+	return risk, by
+}
+
+// ActionableDescendantsAt returns the actionable descendants of n whose box
+// holds the point (x, y) (page coordinates, as Node.Bounds): a click there
+// lands on them, whatever node the action named. The walk visits each node
+// once, so a malformed tree cannot loop, and n itself is not returned.
+func ActionableDescendantsAt(snap *domain.UiSnapshot, n *domain.Node, x, y float64) []*domain.Node {
+	var out []*domain.Node
+	seen := make(map[int]bool, 8)
+	stack := slices.Clone(n.Children)
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i < 0 || i >= len(snap.Nodes) || seen[i] || i == n.Index {
+			continue
+		}
+		seen[i] = true
+		c := &snap.Nodes[i]
+		if actionableRoles[c.Role] && !c.Bounds.Empty() && c.Bounds.Contains(x, y) {
+			out = append(out, c)
+		}
+		stack = append(stack, c.Children...)
+	}
+	return out
 }
 
 // submitKey reports keys that activate a form or a control: Enter and Space

@@ -180,11 +180,15 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 	default:
 		return AuthorizedAction{}, deny("risk", domain.CodePolicyDenied, "step %q declares an unknown risk tier %q", a.StepID, a.Risk)
 	}
-	computed := ActionRisk(req.Snapshot, a, req.Node)
+	computed, by := actionRisk(req.Snapshot, a, req.Node)
 	risk := domain.MaxRisk(computed, a.Risk)
 	switch e.cfg.Profile {
 	case ProfileAutomation:
 		if computed.Rank() > a.Risk.Rank() {
+			if by != nil && by != req.Node {
+				return AuthorizedAction{}, deny("undeclared_risk", domain.CodePolicyDenied,
+					"step %q declares %s but the %s reaches %s, which is %s", a.StepID, orSafe(a.Risk), a.Type, describe(by), computed)
+			}
 			return AuthorizedAction{}, deny("undeclared_risk", domain.CodePolicyDenied,
 				"step %q declares %s but the control %q is %s", a.StepID, orSafe(a.Risk), nodeName(req.Node), computed)
 		}
@@ -207,6 +211,7 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 		valid:   true,
 		action:  a,
 		risk:    risk,
+		ceiling: e.ceiling(req, risk),
 		profile: e.cfg.Profile,
 		epoch:   req.Epoch,
 		holder:  req.Holder,
@@ -222,6 +227,37 @@ func (e *Engine) Authorize(req Request) (AuthorizedAction, error) {
 		out.text = req.Text
 	}
 	return out, nil
+}
+
+// ceiling is the highest risk a control an authorized action reaches beyond
+// what Authorize saw may carry (AuthorizedAction.Admits): the action's own
+// risk, or under HUMAN and DISCOVERY a higher tier that this request would
+// have been authorized at without a consent, a grant or an approval (those
+// name one control, never another the action happens to reach). Under
+// AUTOMATION the step's declaration is the contract: nothing above it.
+func (e *Engine) ceiling(req Request, risk domain.Risk) domain.Risk {
+	free := func(t domain.Risk) bool {
+		switch e.cfg.Profile {
+		case ProfileHuman:
+			return t != domain.RiskIrreversible
+		case ProfileDiscovery:
+			delegated := t == domain.RiskIrreversible && e.delegated()
+			if req.Proposal != nil && e.cfg.Autonomy.needsConsent(t) && !delegated {
+				return false
+			}
+			return t != domain.RiskIrreversible || delegated
+		}
+		return false
+	}
+	for _, t := range []domain.Risk{domain.RiskIrreversible, domain.RiskElevated} {
+		if t.Rank() <= risk.Rank() {
+			break
+		}
+		if free(t) {
+			return t
+		}
+	}
+	return orSafe(risk)
 }
 
 // CanAuthorizeIrreversible reports, before anything runs, whether an

@@ -305,6 +305,13 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		ev.Value = a.Value.String()
 	}
 	if err != nil {
+		if policy.IsDenied(err) {
+			// The surface found the action reaches a control its
+			// authorization does not cover (AuthorizedAction.Admits) and
+			// sent nothing: a policy refusal, recorded as one.
+			d.emit(a.StepID, evidence.PolicyDenied{Action: a.Type, Error: err.Error()})
+			return res, domain.Wrap(domain.CodePolicyDenied, err, "dispatch "+string(a.Type))
+		}
 		d.emit(a.StepID, evidence.DispatchFailed{ActionDispatched: ev, Error: err.Error()})
 		return res, domain.Wrap(surface.FailureCode(err), err, "dispatch "+string(a.Type))
 	}

@@ -42,7 +42,11 @@ type Surface interface {
 	// that began but did not take effect as asked (a value that did not
 	// land, a covered target, focus taken by another element, a node that
 	// left the page mid-action) returns ErrNotLanded; its message never
-	// quotes a field's content.
+	// quotes a field's content. An adapter that sees what an action
+	// reaches beyond its node (the control under a click point, the one a
+	// label forwards to, the button Enter submits with) hands it to
+	// a.Admits just before it sends the action and, refused, sends nothing
+	// and returns policy's denial wrapping ErrUnauthorized.
 	Dispatch(ctx context.Context, a policy.AuthorizedAction) (Result, error)
 
 	// WaitChange blocks until the surface has seen a change (navigation,

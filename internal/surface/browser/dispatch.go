@@ -90,17 +90,116 @@ const (
   return {connected: true, focused};
 }`
 
+	// jsActionable and jsDescribe are shared by jsHits and jsKeyReach:
+	// actionable(el) says whether el receives a click's effect (the roles
+	// policy calls actionable, explicit or implied by the element), and
+	// describe(el) reports it as policy judges a control: role, accessible
+	// name (aria-label, aria-labelledby, a button's value or alt, its text,
+	// its title) and description, bounded in length.
+	jsActionable = `
+  const ACT = /^(button|link|menuitem|menuitemcheckbox|menuitemradio|tab|checkbox|radio|switch|option|treeitem)$/;
+  const BTN = /^(button|submit|reset|image)$/i;
+  const implicit = (el) => {
+    const t = el.tagName;
+    if (t === 'BUTTON' || t === 'SUMMARY') return 'button';
+    if (t === 'INPUT') { if (BTN.test(el.type)) return 'button'; if (/^(checkbox|radio)$/i.test(el.type)) return el.type.toLowerCase(); return ''; }
+    if ((t === 'A' || t === 'AREA') && el.hasAttribute('href')) return 'link';
+    if (t === 'OPTION') return 'option';
+    return '';
+  };
+  const roleOf = (el) => {
+    const r = (el.getAttribute('role') || '').trim().toLowerCase().split(/\s+/)[0];
+    return r || implicit(el);
+  };
+  const actionable = (el) => !!el && el.nodeType === 1 && ACT.test(roleOf(el));
+  const clip = (s) => String(s || '').replace(/\s+/g, ' ').trim().slice(0, 200);
+  const describe = (el) => {
+    const d = el.ownerDocument;
+    let name = clip(el.getAttribute('aria-label'));
+    if (!name && el.hasAttribute('aria-labelledby')) name = clip(el.getAttribute('aria-labelledby').split(/\s+/).map((id) => { const e = d.getElementById(id); return e ? e.textContent : ''; }).join(' '));
+    if (!name && el.tagName === 'INPUT') name = clip(el.type === 'image' ? el.alt : el.value) || (/^submit$/i.test(el.type) ? 'Submit' : /^reset$/i.test(el.type) ? 'Reset' : '');
+    if (!name) name = clip(el.textContent);
+    if (!name) name = clip(el.getAttribute('title'));
+    const desc = clip(el.getAttribute('aria-description') || (el.getAttribute('title') !== name ? el.getAttribute('title') : ''));
+    return {role: roleOf(el), name, desc};
+  };`
+
 	// jsHits reports whether a click at a point whose topmost element is
-	// hit reaches the node: hit is the node, inside it, one of its
-	// ancestors (the node itself lets pointer events through), or the label
-	// of the control the node is. Otherwise it names hit by tag and id
-	// only, never by its text.
-	jsHits = `function(hit) {
-  for (let n = hit; n; n = n.parentNode || n.host) if (n === this) return {ok: true};
-  for (let n = this; n; n = n.parentNode || n.host) if (n === hit) return {ok: true};
-  if (hit && hit.control && hit.control === this) return {ok: true};
-  const tag = hit && hit.tagName ? hit.tagName.toLowerCase() : 'node';
-  return {ok: false, by: '<' + tag + (hit && hit.id ? ' id=' + hit.id.slice(0, 40) : '') + '>'};
+	// hit (null: the node itself) reaches the node: hit is the node, inside
+	// it, one of its ancestors (the node itself lets pointer events
+	// through), or the label of the control the node is. Otherwise it names
+	// hit by tag and id only, never by its text.
+	//
+	// When it does, it also reports what the click reaches beyond the node
+	// (policy judges those: AuthorizedAction.Admits): the actionable
+	// ancestors of hit and of the node (through shadow hosts), the control a
+	// <label> among them forwards its click to (for= or a wrapped control),
+	// and the actionable descendants of the node whose box holds the click
+	// point (the centre of the node's first box, px and py in its document's
+	// viewport). The node itself is left out: Authorize judged it. With
+	// raw set, the node is the element a raw pointer input lands on (hit is
+	// null): it is reported too, and nothing below it is under the point.
+	jsHits = `function(hit, raw) {
+  if (!hit) hit = this;
+  let ok = false;
+  for (let n = hit; n && !ok; n = n.parentNode || n.host) if (n === this) ok = true;
+  for (let n = this; n && !ok; n = n.parentNode || n.host) if (n === hit) ok = true;
+  if (!ok && hit && hit.control && hit.control === this) ok = true;
+  if (!ok) {
+    const tag = hit && hit.tagName ? hit.tagName.toLowerCase() : 'node';
+    return {ok: false, by: '<' + tag + (hit && hit.id ? ' id=' + hit.id.slice(0, 40) : '') + '>'};
+  }
+  ` + jsActionable + `
+  const self = this, seen = new Set(raw ? [] : [self]), reached = [];
+  const add = (el) => { if (el && el.nodeType === 1 && !seen.has(el) && reached.length < 32) { seen.add(el); reached.push(describe(el)); } };
+  const up = (start) => {
+    for (let n = start, i = 0; n && i < 256; n = n.parentNode || n.host, i++) {
+      if (n.nodeType !== 1) continue;
+      if (actionable(n)) add(n);
+      if (n.tagName === 'LABEL' && n.control) add(n.control);
+    }
+  };
+  up(hit);
+  up(this);
+  const el = this.nodeType === 1 ? this : this.parentElement;
+  const box = !raw && el && el.getClientRects()[0];
+  if (box && el.querySelectorAll) {
+    const px = box.left + box.width / 2, py = box.top + box.height / 2;
+    const all = el.querySelectorAll('button,a[href],area[href],input,summary,option,[role]');
+    for (let i = 0; i < all.length && i < 2000; i++) {
+      const d = all[i];
+      if (!actionable(d)) continue;
+      const r = d.getBoundingClientRect();
+      if (r.width > 0 && r.height > 0 && px >= r.left && px < r.right && py >= r.top && py < r.bottom) add(d);
+    }
+  }
+  return {ok: true, reached};
+}`
+
+	// jsKeyReach reports the controls a key reaches (policy judges them:
+	// AuthorizedAction.Admits): the focused element (through shadow roots
+	// and same-origin frames, from this node's document) when it is
+	// actionable and the key is Enter or Space; and for Enter in a form
+	// field, the form's default button, the one implicit submission
+	// submits with.
+	jsKeyReach = `function(key) {
+  if (key !== 'Enter' && key !== ' ') return {reached: []};
+  ` + jsActionable + `
+  const doc = this.nodeType === 9 ? this : this.nodeType ? this.ownerDocument : this.document;
+  let a = doc && doc.activeElement;
+  for (let i = 0; a && i < 64; i++) {
+    if (a.shadowRoot && a.shadowRoot.activeElement) { a = a.shadowRoot.activeElement; continue; }
+    if (/^I?FRAME$/.test(a.tagName)) { let d = null; try { d = a.contentDocument; } catch (e) {} if (d && d.activeElement) { a = d.activeElement; continue; } }
+    break;
+  }
+  const reached = [];
+  if (!a || a.nodeType !== 1) return {reached};
+  if (actionable(a)) reached.push(describe(a));
+  if (key === 'Enter' && a.tagName === 'INPUT' && !BTN.test(a.type) && a.form) {
+    const sub = Array.from(a.form.elements).find((e) => (e.tagName === 'BUTTON' && e.type === 'submit') || (e.tagName === 'INPUT' && /^(submit|image)$/i.test(e.type)));
+    if (sub && sub !== a) reached.push(describe(sub));
+  }
+  return {reached};
 }`
 
 	jsSelect = `function(label) {
@@ -128,7 +227,11 @@ const (
 // surface.ErrUnauthorized before touching the page; a node whose document,
 // frame or element is gone (or that has no box) before anything was sent
 // with surface.ErrStale; a reload of a POST-backed document (the snapshot's
-// PostBacked) with surface.ErrResubmit, sending nothing; an engine-side
+// PostBacked) with surface.ErrResubmit, sending nothing; a click, key or
+// raw input that would reach a control its authorization does not cover
+// (the control under the click point, a label's control, a form's
+// submitter: AuthorizedAction.Admits) with policy's denial wrapping
+// surface.ErrUnauthorized, sending nothing; an engine-side
 // action (extract, assert, wait_for) or an unknown key with
 // surface.ErrUnsupported; and returns surface.ErrCrashed when the page is
 // gone. An action that began but did not take effect as asked wraps
@@ -151,13 +254,13 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 	var act func(context.Context) error
 	switch a.Type() {
 	case domain.ActClick:
-		act = func(ctx context.Context) error { return s.click(ctx, a.Node()) }
+		act = func(ctx context.Context) error { return s.click(ctx, a.Node(), a.Admits) }
 	case domain.ActType:
 		act = func(ctx context.Context) error { return s.typeText(ctx, a.Node(), a.Text(), a.SecretRef() != "") }
 	case domain.ActSelect:
 		act = func(ctx context.Context) error { return s.selectOption(ctx, a.Node(), a.Text()) }
 	case domain.ActPressKey:
-		act = func(ctx context.Context) error { return s.pressKey(ctx, a.Node(), a.Key()) }
+		act = func(ctx context.Context) error { return s.pressKey(ctx, a.Node(), a.Key(), a.Admits) }
 	case domain.ActNavigate:
 		act = func(ctx context.Context) error { return s.navigate(ctx, a.URL()) }
 	case domain.ActReload:
@@ -174,10 +277,10 @@ func (s *Session) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 		act = func(ctx context.Context) error {
 			if k := a.Key(); k != "" {
 				// A key of a person at the console goes to whatever has focus.
-				return s.pressKey(ctx, nil, k)
+				return s.pressKey(ctx, nil, k, a.Admits)
 			}
 			x, y := a.Point()
-			return s.rawClick(ctx, x, y)
+			return s.rawClick(ctx, x, y, a.Admits)
 		}
 	default:
 		return surface.Result{}, fmt.Errorf("dispatch %s: %w", a.Type(), surface.ErrUnsupported)
@@ -432,7 +535,36 @@ func (s *Session) inspect(ctx context.Context, h *handle, n *domain.Node) (nodeI
 	return info, nil
 }
 
-func (s *Session) click(ctx context.Context, n *domain.Node) error {
+// admitFunc is AuthorizedAction.Admits: the surface reports what an action
+// really reaches just before it sends it, and policy judges it.
+type admitFunc func(reached []domain.Node) error
+
+// admit asks policy about what the action reaches. A refusal wraps
+// surface.ErrUnauthorized (nothing was sent) and policy's denial, which
+// names the control and carries POLICY_DENIED.
+func admit(ok admitFunc, reached []domain.Node) error {
+	if err := ok(reached); err != nil {
+		return fmt.Errorf("%w: %w", surface.ErrUnauthorized, err)
+	}
+	return nil
+}
+
+// reachedNode is a control a page function reports an action reaches.
+type reachedNode struct {
+	Role string `json:"role"`
+	Name string `json:"name"`
+	Desc string `json:"desc"`
+}
+
+func reachedNodes(rs []reachedNode) []domain.Node {
+	out := make([]domain.Node, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, domain.Node{Index: -1, Parent: -1, Role: domain.CanonicalRole(r.Role), Name: r.Name, Description: r.Desc})
+	}
+	return out
+}
+
+func (s *Session) click(ctx context.Context, n *domain.Node, ok admitFunc) error {
 	if n != nil {
 		switch n.Ref {
 		case refDialogAccept:
@@ -460,8 +592,12 @@ func (s *Session) click(ctx context.Context, n *domain.Node) error {
 	if err != nil {
 		return err
 	}
-	if err := s.hitTest(ctx, h, n, x, y); err != nil {
+	reached, err := s.hitTest(ctx, h, n, x, y)
+	if err != nil {
 		return err
+	}
+	if err := admit(ok, reached); err != nil {
+		return fmt.Errorf("click %q: %w", n.Name, err)
 	}
 	return s.mouseClick(ctx, h.ts, x, y)
 }
@@ -470,58 +606,62 @@ func (s *Session) click(ctx context.Context, n *domain.Node) error {
 // reaches the node and not an element covering it (an overlay, a popup).
 // A covered node is refused with an error wrapping surface.ErrNotLanded:
 // the screen is not what the step expects, so the caller classifies it
-// before deciding; nothing was pressed.
-func (s *Session) hitTest(ctx context.Context, h *handle, n *domain.Node, x, y float64) error {
+// before deciding; nothing was pressed. A click that reaches the node
+// returns the other controls it reaches (jsHits), for policy to judge.
+func (s *Session) hitTest(ctx context.Context, h *handle, n *domain.Node, x, y float64) ([]domain.Node, error) {
 	loc, err := call(ctx, s, h.ts, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
 		X: int64(math.Round(x)), Y: int64(math.Round(y)), IncludeUserAgentShadowDOM: new(true),
 	})
 	if err != nil {
 		if protocolErr(err) {
-			return fmt.Errorf("click %q: nothing at its centre (%g, %g): %w", n.Name, x, y, surface.ErrNotLanded)
+			return nil, fmt.Errorf("click %q: nothing at its centre (%g, %g): %w", n.Name, x, y, surface.ErrNotLanded)
 		}
-		return err
+		return nil, err
 	}
-	if loc.BackendNodeID == h.backend {
-		return nil
+	if loc.FrameID != "" && loc.FrameID != h.frame && loc.BackendNodeID != h.backend {
+		return nil, fmt.Errorf("click %q: its centre is covered by another frame's content: %w", n.Name, surface.ErrNotLanded)
 	}
-	if loc.FrameID != "" && loc.FrameID != h.frame {
-		return fmt.Errorf("click %q: its centre is covered by another frame's content: %w", n.Name, surface.ErrNotLanded)
-	}
-	hit, err := call(ctx, s, h.ts, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: loc.BackendNodeID, ObjectGroup: s.objs.name, ExecutionContextID: h.world})
-	if err != nil {
-		if protocolErr(err) {
-			return fmt.Errorf("click %q: the element at its centre vanished: %w", n.Name, surface.ErrNotLanded)
+	// The node itself at its centre: jsHits takes null for it.
+	hitArg := &runtime.CallArgument{Value: []byte("null")}
+	if loc.BackendNodeID != h.backend {
+		hit, err := call(ctx, s, h.ts, dom.ResolveNode, dom.ResolveNodeParams{BackendNodeID: loc.BackendNodeID, ObjectGroup: s.objs.name, ExecutionContextID: h.world})
+		if err != nil {
+			if protocolErr(err) {
+				return nil, fmt.Errorf("click %q: the element at its centre vanished: %w", n.Name, surface.ErrNotLanded)
+			}
+			return nil, err
 		}
-		return err
-	}
-	if hit.Object == nil || hit.Object.ObjectID == "" {
-		return fmt.Errorf("click %q: the element at its centre cannot be resolved: %w", n.Name, surface.ErrNotLanded)
+		if hit.Object == nil || hit.Object.ObjectID == "" {
+			return nil, fmt.Errorf("click %q: the element at its centre cannot be resolved: %w", n.Name, surface.ErrNotLanded)
+		}
+		hitArg = &runtime.CallArgument{ObjectID: hit.Object.ObjectID}
 	}
 	var res struct {
-		OK bool   `json:"ok"`
-		By string `json:"by"`
+		OK      bool          `json:"ok"`
+		By      string        `json:"by"`
+		Reached []reachedNode `json:"reached"`
 	}
 	p := runtime.CallFunctionOnParams{
 		FunctionDeclaration: jsHits,
 		ObjectID:            h.obj,
-		Arguments:           []*runtime.CallArgument{{ObjectID: hit.Object.ObjectID}},
+		Arguments:           []*runtime.CallArgument{hitArg},
 		ReturnByValue:       new(true),
 		Silent:              new(true),
 	}
 	r, err := call(ctx, s, h.ts, runtime.CallFunctionOn, p)
 	if err != nil {
 		if protocolErr(err) {
-			return stale("node %q: %v", n.Name, err)
+			return nil, stale("node %q: %v", n.Name, err)
 		}
-		return err
+		return nil, err
 	}
 	if r.ExceptionDetails != nil || r.Result == nil || json.Unmarshal(r.Result.Value, &res) != nil {
-		return fmt.Errorf("click %q: hit test failed", n.Name)
+		return nil, fmt.Errorf("click %q: hit test failed", n.Name)
 	}
 	if !res.OK {
-		return fmt.Errorf("click %q: another element (%s) covers it and would receive the click: %w", n.Name, res.By, surface.ErrNotLanded)
+		return nil, fmt.Errorf("click %q: another element (%s) covers it and would receive the click: %w", n.Name, res.By, surface.ErrNotLanded)
 	}
-	return nil
+	return reachedNodes(res.Reached), nil
 }
 
 // focus moves keyboard focus to the node without clicking it. Focus that
@@ -749,7 +889,7 @@ func (s *Session) choose(ctx context.Context, h *handle, n *domain.Node, label s
 	}
 }
 
-func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) error {
+func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string, allow admitFunc) error {
 	k, ok := lookupKey(key)
 	if !ok {
 		return fmt.Errorf("unknown key %q: %w", key, surface.ErrUnsupported)
@@ -764,13 +904,21 @@ func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) erro
 		return errDialogOpen
 	}
 	ts := s.page
+	var h *handle
 	if n != nil && n.Ref != "" {
 		// The key goes to whatever has focus: not to a popup that took it.
-		h, _, err := s.focusNode(ctx, n, nil)
-		if err != nil {
+		var err error
+		if h, _, err = s.focusNode(ctx, n, nil); err != nil {
 			return err
 		}
 		ts = h.ts
+	}
+	reached, err := s.keyReach(ctx, h, k.key)
+	if err != nil {
+		return fmt.Errorf("key %s: %w", key, err)
+	}
+	if err := admit(allow, reached); err != nil {
+		return fmt.Errorf("key %s: %w", key, err)
 	}
 	down := input.DispatchKeyEventParams{
 		Type: input.DispatchKeyEventTypeRawKeyDown, Key: k.key, Code: k.code,
@@ -793,6 +941,53 @@ func (s *Session) pressKey(ctx context.Context, n *domain.Node, key string) erro
 		}
 	}
 	return nil
+}
+
+// keyReach returns the controls a key reaches (jsKeyReach), read from the
+// focused node h, or from the top document when the key has no target.
+func (s *Session) keyReach(ctx context.Context, h *handle, key string) ([]domain.Node, error) {
+	if key != "Enter" && key != " " {
+		return nil, nil
+	}
+	p := runtime.CallFunctionOnParams{
+		FunctionDeclaration: jsKeyReach,
+		Arguments:           []*runtime.CallArgument{{Value: []byte(strconv.Quote(key))}},
+		ReturnByValue:       new(true),
+		Silent:              new(true),
+	}
+	ts := s.page
+	if h != nil {
+		ts, p.ObjectID = h.ts, h.obj
+	} else {
+		s.tr.mu.Lock()
+		wk, ok := s.tr.frameCtx[s.tr.topFrame]
+		s.tr.mu.Unlock()
+		if !ok || wk.ts != s.page {
+			// No isolated world yet: read the top document from the main world.
+			doc, err := call(ctx, s, s.page, runtime.Evaluate, runtime.EvaluateParams{Expression: "document", ObjectGroup: s.objs.name, Silent: new(true)})
+			if err != nil {
+				return nil, err
+			}
+			if doc.Result == nil || doc.Result.ObjectID == "" {
+				return nil, errors.New("the page has no document")
+			}
+			s.objs.on(s.page)
+			p.ObjectID = doc.Result.ObjectID
+		} else {
+			p.ExecutionContextID = wk.id
+		}
+	}
+	r, err := call(ctx, s, ts, runtime.CallFunctionOn, p)
+	if err != nil {
+		return nil, err
+	}
+	var res struct {
+		Reached []reachedNode `json:"reached"`
+	}
+	if r.ExceptionDetails != nil || r.Result == nil || json.Unmarshal(r.Result.Value, &res) != nil {
+		return nil, errors.New("could not read what the key reaches")
+	}
+	return reachedNodes(res.Reached), nil
 }
 
 func (s *Session) navigate(ctx context.Context, url string) error {
@@ -825,7 +1020,7 @@ func (s *Session) reload(ctx context.Context) error {
 }
 
 // rawClick clicks at page coordinates (the top document's, as Node.Bounds).
-func (s *Session) rawClick(ctx context.Context, x, y float64) error {
+func (s *Session) rawClick(ctx context.Context, x, y float64, ok admitFunc) error {
 	if s.dialogOpen() {
 		return errDialogOpen
 	}
@@ -840,7 +1035,69 @@ func (s *Session) rawClick(ctx context.Context, x, y float64) error {
 			return fmt.Errorf("point (%g, %g) is outside the viewport", x, y)
 		}
 	}
+	reached, err := s.pointReach(ctx, vx, vy)
+	if err != nil {
+		return fmt.Errorf("point (%g, %g): %w", x, y, err)
+	}
+	if err := admit(ok, reached); err != nil {
+		return fmt.Errorf("point (%g, %g): %w", x, y, err)
+	}
 	return s.mouseClick(ctx, s.page, vx, vy)
+}
+
+// pointReach returns the controls a pointer input at the viewport point
+// (vx, vy) of the page reaches: the element there, its actionable
+// ancestors and the control a label among them forwards to (jsHits). A
+// point on nothing, or inside an out-of-process frame (its owner <iframe>
+// is what the page sees there), reaches nothing it can name.
+func (s *Session) pointReach(ctx context.Context, vx, vy float64) ([]domain.Node, error) {
+	loc, err := call(ctx, s, s.page, dom.GetNodeForLocation, dom.GetNodeForLocationParams{
+		X: int64(math.Round(vx)), Y: int64(math.Round(vy)), IncludeUserAgentShadowDOM: new(true),
+	})
+	if err != nil {
+		if protocolErr(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	p := dom.ResolveNodeParams{BackendNodeID: loc.BackendNodeID, ObjectGroup: s.objs.name}
+	s.tr.mu.Lock()
+	if wk, ok := s.tr.frameCtx[loc.FrameID]; ok && wk.ts == s.page {
+		p.ExecutionContextID = wk.id
+	}
+	s.tr.mu.Unlock()
+	s.objs.on(s.page)
+	hit, err := call(ctx, s, s.page, dom.ResolveNode, p)
+	if err != nil && p.ExecutionContextID != 0 && protocolErr(err) {
+		p.ExecutionContextID = 0
+		hit, err = call(ctx, s, s.page, dom.ResolveNode, p)
+	}
+	if err != nil {
+		if protocolErr(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if hit.Object == nil || hit.Object.ObjectID == "" {
+		return nil, nil
+	}
+	var res struct {
+		Reached []reachedNode `json:"reached"`
+	}
+	r, err := call(ctx, s, s.page, runtime.CallFunctionOn, runtime.CallFunctionOnParams{
+		FunctionDeclaration: jsHits,
+		ObjectID:            hit.Object.ObjectID,
+		Arguments:           []*runtime.CallArgument{{Value: []byte("null")}, {Value: []byte("true")}},
+		ReturnByValue:       new(true),
+		Silent:              new(true),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r.ExceptionDetails != nil || r.Result == nil || json.Unmarshal(r.Result.Value, &res) != nil {
+		return nil, errors.New("could not read what the point reaches")
+	}
+	return reachedNodes(res.Reached), nil
 }
 
 // answerDialog accepts or dismisses the open JavaScript dialog and waits,

@@ -38,6 +38,15 @@ type App interface {
 	Handle(a policy.AuthorizedAction) (navigated bool, err error)
 }
 
+// Reacher is the optional ability of an App to say what an action really
+// reaches beyond the node it names (the button at a container's centre, the
+// control a label forwards its click to, the button Enter in a form submits
+// with): the surface hands that to policy (AuthorizedAction.Admits) before
+// the app sees the action, as the browser does with what its page holds.
+type Reacher interface {
+	Reaches(a policy.AuthorizedAction) []domain.Node
+}
+
 // Surface adapts an App to surface.Surface. Unlike the port requires, it is
 // safe for concurrent use, so a test may crash or poke it while a run waits.
 type Surface struct {
@@ -93,8 +102,11 @@ func (s *Surface) usable() error {
 // engine performs on snapshots (surface.ErrUnsupported); a reload while the
 // app renders a PostBacked snapshot (surface.ErrResubmit: a browser would
 // send the form again); a target whose Ref
-// is not on the current screen (surface.ErrStale); and a disabled target (a
-// plain error). Every action that reaches the app counts as a change.
+// is not on the current screen (surface.ErrStale); a disabled target (a
+// plain error); and, for an app that is a [Reacher], an action that reaches
+// a control its authorization does not cover (policy's denial, wrapping
+// surface.ErrUnauthorized). Every action that reaches the app counts as a
+// change.
 func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surface.Result, error) {
 	if !a.Valid() {
 		return surface.Result{}, fmt.Errorf("sim: %w", surface.ErrUnauthorized)
@@ -124,6 +136,11 @@ func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 		}
 		if cur.States.Disabled {
 			return surface.Result{}, fmt.Errorf("sim: %s %q is disabled", cur.Role, cur.Name)
+		}
+	}
+	if r, ok := s.app.(Reacher); ok {
+		if err := a.Admits(r.Reaches(a)); err != nil {
+			return surface.Result{}, fmt.Errorf("sim: %w: %w", surface.ErrUnauthorized, err)
 		}
 	}
 	s.actions = append(s.actions, a)
