@@ -179,7 +179,8 @@ func TestFocusStealingPopup(t *testing.T) {
 		if err := b.lib.Add(closer); err != nil {
 			t.Fatal(err)
 		}
-		c := derive(t, "memberdesk.savings_balance", "recovery:\n", popupRule, typed, check)
+		pinned := strings.Replace(popupRule, "    max_attempts: 2\n", "    content_hash: "+closer.Hash+"\n    max_attempts: 2\n", 1)
+		c := derive(t, "memberdesk.savings_balance", "recovery:\n", pinned, typed, check)
 		b.arm(t, mockapp.FaultFocusSteal, 1, 0)
 		rec := b.run(t, runSpec{cap: c, inputs: member("12345")})
 		if rec.Status != domain.StatusSuccess || rec.Outputs["savings_balance"] != "1234.56" {

@@ -2,6 +2,7 @@ package capability
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,15 +10,20 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Resolver finds the sealed capability a reference ("id" or "id@version")
-// names.
-type Resolver func(ref string) (*Loaded, error)
+// Resolver finds the sealed capability a reference names. With pin set it
+// must return the capability whose content hash is pin (and whose id, or
+// id@version, is ref); without, ref's capability ("id" resolves to its
+// highest sealed version).
+type Resolver func(ref, pin string) (*Loaded, error)
 
 // SealPinned seals the draft at path like Seal, after pinning every
-// prerequisite and run_capability remedy that carries no content_hash yet:
-// the hash of the capability resolve finds for it is written beside its
-// `capability:` key (DESIGN invariant 14). A reference resolve cannot find
-// is refused, naming the field.
+// prerequisite and run_capability remedy (DESIGN invariant 14): a bare id
+// is rewritten to the id@version resolve finds for it, and the content
+// hash of that capability is written beside its `capability:` key when it
+// carries none. A reference resolve cannot find is refused, naming the
+// field. A file sealed before is never changed: sealing it again is a
+// no-op when it is pinned and unchanged, and is refused (bump the version)
+// when its content changed or it still has unpinned references.
 func SealPinned(path string, resolve Resolver) (string, error) {
 	data, err := readLimited(path)
 	if err != nil {
@@ -28,15 +34,19 @@ func SealPinned(path string, resolve Resolver) (string, error) {
 		return "", err
 	}
 	if l.Sealed {
-		return Seal(path)
+		return resealed(path, l)
 	}
 	out, n, err := insertPins(l.doc, data, resolve)
 	if err != nil {
 		return "", fmt.Errorf("seal %s: %w", path, err)
 	}
 	if n > 0 {
-		if _, err := Parse(path, out); err != nil {
+		back, err := Parse(path, out)
+		if err != nil {
 			return "", fmt.Errorf("seal %s: the pinned text does not validate: %w", path, err)
+		}
+		if err := CheckPinned(back.Capability); err != nil {
+			return "", fmt.Errorf("seal %s: %w", path, err)
 		}
 		if err := WriteFileAtomic(path, out); err != nil {
 			return "", fmt.Errorf("seal %s: %w", path, err)
@@ -45,96 +55,204 @@ func SealPinned(path string, resolve Resolver) (string, error) {
 	return Seal(path)
 }
 
-// pinSite is one `capability:` value to pin: where its line ends, and how
-// the pin is written there.
-type pinSite struct {
-	line   int // 1-based line of the capability value
-	text   string
-	flow   bool
-	indent int
-	col    int // 1-based column just after the value, for flow style
+// resealed answers a seal of a file that is sealed already: its id@version
+// is frozen (invariant 9), so nothing may change its content, pins
+// included.
+func resealed(path string, l *Loaded) (string, error) {
+	c := l.Capability
+	if err := unchanged(path, l); err != nil {
+		return "", err
+	}
+	if err := CheckPinned(c); err != nil {
+		return "", fmt.Errorf("seal %s: %w; pinning changes the content of %s, which was sealed before and is frozen: bump the version (and remove content_hash), then seal again",
+			path, err, c.Ref())
+	}
+	return l.Hash, nil
 }
 
-// insertPins adds content_hash beside every unpinned capability reference
-// under prerequisites and recovery, returning the new text and how many
-// pins it wrote.
+// pinSite is one `capability:` value to pin: where it is, what it becomes
+// and the pin written beside it.
+type pinSite struct {
+	line   int    // 1-based line of the capability value
+	col    int    // byte offset in its line where the value's text starts
+	raw    string // the value's text as written (quotes included)
+	ref    string // the new value's text, "" to keep raw
+	hash   string // the pin to write, "" when one is written already
+	flow   bool
+	json   bool // the key is double-quoted: write the pin as JSON
+	indent int
+}
+
+// insertPins pins every capability reference under prerequisites and
+// recovery (run_capability) that is a bare id or carries no content_hash,
+// returning the new text and how many references it changed.
 func insertPins(doc *document, data []byte, resolve Resolver) ([]byte, int, error) {
 	top := doc.root.Content[0]
 	if top.Kind != yaml.MappingNode {
 		return nil, 0, fmt.Errorf("the document is not a mapping")
 	}
+	lines := strings.SplitAfter(string(data), "\n")
 	var sites []pinSite
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		key := top.Content[i].Value
-		if key != "prerequisites" && key != "recovery" {
-			continue
-		}
 		seq := top.Content[i+1]
-		if seq.Kind != yaml.SequenceNode {
+		if (key != "prerequisites" && key != "recovery") || seq.Kind != yaml.SequenceNode {
 			continue
 		}
 		for j, item := range seq.Content {
-			if item.Kind != yaml.MappingNode {
-				continue
-			}
-			ref, pinned, isRun := mapValue(item, "capability"), mapValue(item, "content_hash") != nil, true
-			if key == "recovery" {
-				r := mapValue(item, "remedy")
-				isRun = r != nil && r.Value == "run_capability"
-			}
-			if ref == nil || pinned || !isRun {
-				continue
-			}
-			field := fmt.Sprintf("%s[%d].capability", key, j)
-			if resolve == nil {
-				return nil, 0, fmt.Errorf("%s: %s cannot be pinned without a capability library", field, ref.Value)
-			}
-			sub, err := resolve(ref.Value)
+			s, ok, err := pinSiteFor(fmt.Sprintf("%s[%d].capability", key, j), key == "recovery", item, lines, resolve)
 			if err != nil {
-				return nil, 0, fmt.Errorf("%s: %s: %w", field, ref.Value, err)
+				return nil, 0, err
 			}
-			if !sub.Sealed {
-				return nil, 0, fmt.Errorf("%s: %s (%s) is a draft; seal it first", field, ref.Value, sub.File)
+			if ok {
+				sites = append(sites, s)
 			}
-			if ref.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 && item.Style&yaml.FlowStyle != 0 {
-				return nil, 0, fmt.Errorf("%s: a quoted reference in flow style cannot be pinned in place; write content_hash: %s beside it", field, sub.Hash)
-			}
-			keyNode := mapKey(item, "capability")
-			sites = append(sites, pinSite{line: ref.Line, text: sub.Hash, flow: item.Style&yaml.FlowStyle != 0,
-				indent: keyNode.Column - 1, col: ref.Column + len(ref.Value)})
 		}
 	}
 	if len(sites) == 0 {
 		return data, 0, nil
 	}
-	lines := strings.SplitAfter(string(data), "\n")
-	// Insert from the bottom so earlier line numbers stay right.
-	slices.SortFunc(sites, func(a, b pinSite) int { return b.line - a.line })
+	return applyPins(lines, sites), len(sites), nil
+}
+
+// pinSiteFor resolves the reference of one prerequisite or recovery item
+// (field names it) and says how to pin it; ok is false when there is
+// nothing to pin.
+func pinSiteFor(field string, recovery bool, item *yaml.Node, lines []string, resolve Resolver) (pinSite, bool, error) {
+	if item.Kind != yaml.MappingNode {
+		return pinSite{}, false, nil
+	}
+	if r := mapValue(item, "remedy"); recovery && (r == nil || r.Value != "run_capability") {
+		return pinSite{}, false, nil
+	}
+	ref := mapValue(item, "capability")
+	if ref == nil || ref.Kind != yaml.ScalarNode {
+		return pinSite{}, false, nil
+	}
+	var pin string
+	if p := mapValue(item, "content_hash"); p != nil {
+		pin = p.Value
+	}
+	id, _, versioned := strings.Cut(ref.Value, "@")
+	if versioned && pin != "" {
+		return pinSite{}, false, nil
+	}
+	if resolve == nil {
+		return pinSite{}, false, fmt.Errorf("%s: %q cannot be pinned without a capability library", field, ref.Value)
+	}
+	sub, err := resolve(ref.Value, pin)
+	if err != nil {
+		return pinSite{}, false, fmt.Errorf("%s: %s: %w", field, ref.Value, err)
+	}
+	if err := checkResolved(field, ref.Value, id, versioned, pin, sub); err != nil {
+		return pinSite{}, false, err
+	}
+	raw, at, err := rawScalar(lines, ref)
+	if err != nil {
+		return pinSite{}, false, fmt.Errorf("%s: %w; write capability: %s and content_hash: %s by hand", field, err, sub.Capability.Ref(), sub.Hash)
+	}
+	key := mapKey(item, "capability")
+	s := pinSite{line: ref.Line, col: at, raw: raw, flow: item.Style&yaml.FlowStyle != 0,
+		json: key.Style&yaml.DoubleQuotedStyle != 0, indent: key.Column - 1}
+	if !versioned {
+		s.ref = strings.Replace(raw, ref.Value, sub.Capability.Ref(), 1)
+	}
+	if pin == "" {
+		s.hash = sub.Hash
+	}
+	return s, true, nil
+}
+
+// checkResolved checks that what the resolver returned for ref is a sealed
+// capability with ref's id (and version, when ref names one) and, for a
+// pinned ref, the pinned hash.
+func checkResolved(field, ref, id string, versioned bool, pin string, sub *Loaded) error {
+	got := sub.Capability.Ref()
+	switch {
+	case !sub.Sealed:
+		return fmt.Errorf("%s: %s (%s) is a draft; seal it first", field, ref, sub.File)
+	case sub.Capability.ID != id || (versioned && got != ref):
+		return fmt.Errorf("%s: %s resolved to %s (%s)", field, ref, got, sub.File)
+	case pin != "" && sub.Hash != pin:
+		return fmt.Errorf("%s: %s is pinned to %s, but %s holds %s", field, ref, pin, sub.File, sub.Hash)
+	}
+	return nil
+}
+
+// rawScalar returns the text of the plain or quoted scalar n as written on
+// its line, and the byte offset in the line where it starts.
+func rawScalar(lines []string, n *yaml.Node) (string, int, error) {
+	if n.Line < 1 || n.Line > len(lines) {
+		return "", 0, fmt.Errorf("line %d is out of range", n.Line)
+	}
+	ln := lines[n.Line-1]
+	at := runeOffset(ln, n.Column-1)
+	raw := n.Value
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		raw = `"` + n.Value + `"`
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		raw = "'" + n.Value + "'"
+	case n.Style != 0 && n.Style != yaml.FlowStyle:
+		return "", 0, fmt.Errorf("line %d: the reference is a block scalar", n.Line)
+	}
+	if at < 0 || !strings.HasPrefix(ln[at:], raw) {
+		return "", 0, fmt.Errorf("line %d: cannot find the reference as written", n.Line)
+	}
+	return raw, at, nil
+}
+
+// runeOffset is the byte offset of the n-th rune of s (YAML columns count
+// characters), or -1 past its end.
+func runeOffset(s string, n int) int {
+	i := 0
+	for off := range s {
+		if i == n {
+			return off
+		}
+		i++
+	}
+	return -1
+}
+
+// applyPins writes every site into lines, bottom-up and right to left so
+// that the positions of the sites not yet written stay right.
+func applyPins(lines []string, sites []pinSite) []byte {
+	slices.SortFunc(sites, func(a, b pinSite) int {
+		if c := cmp.Compare(b.line, a.line); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.col, a.col)
+	})
 	for _, s := range sites {
-		idx := s.line - 1
-		if idx < 0 || idx >= len(lines) {
-			return nil, 0, fmt.Errorf("line %d is out of range", s.line)
+		idx, at := s.line-1, s.col
+		ln := lines[idx]
+		text := s.raw
+		if s.ref != "" {
+			text = s.ref
 		}
-		if s.flow {
-			ln := lines[idx]
-			at := s.col - 1
-			if at > len(ln) {
-				return nil, 0, fmt.Errorf("line %d: cannot find the end of the capability reference", s.line)
+		end := at + len(text)
+		ln = ln[:at] + text + ln[at+len(s.raw):]
+		switch {
+		case s.hash == "":
+			lines[idx] = ln
+		case s.flow && s.json:
+			lines[idx] = ln[:end] + `, "content_hash": "` + s.hash + `"` + ln[end:]
+		case s.flow:
+			lines[idx] = ln[:end] + ", content_hash: " + s.hash + ln[end:]
+		default:
+			if !strings.HasSuffix(ln, "\n") {
+				ln += "\n"
 			}
-			lines[idx] = ln[:at] + ", content_hash: " + s.text + ln[at:]
-			continue
+			lines[idx] = ln
+			lines = slices.Insert(lines, idx+1, strings.Repeat(" ", s.indent)+"content_hash: "+s.hash+"\n")
 		}
-		pin := strings.Repeat(" ", s.indent) + "content_hash: " + s.text + "\n"
-		if !strings.HasSuffix(lines[idx], "\n") {
-			lines[idx] += "\n"
-		}
-		lines = slices.Insert(lines, idx+1, pin)
 	}
 	var b bytes.Buffer
 	for _, ln := range lines {
 		b.WriteString(ln)
 	}
-	return b.Bytes(), len(sites), nil
+	return b.Bytes()
 }
 
 func mapKey(m *yaml.Node, key string) *yaml.Node {

@@ -14,7 +14,9 @@ import (
 // text (comments, layout) byte for byte. Sealing an already sealed file with
 // the right hash changes nothing; a sealed file whose content changed is
 // refused: its id@version is frozen, so bump the version and drop
-// content_hash first.
+// content_hash first. Seal pins nothing: a sealed file with an unpinned
+// reference is refused wherever it would be stored or run, so cua's
+// commands seal through SealPinned.
 func Seal(path string) (string, error) {
 	data, err := readLimited(path)
 	if err != nil {
@@ -24,12 +26,11 @@ func Seal(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	c := l.Capability
 	if l.Sealed {
-		if c.ContentHash == l.Hash {
-			return l.Hash, nil
+		if err := unchanged(path, l); err != nil {
+			return "", err
 		}
-		return "", &HashMismatchError{File: path, Ref: c.Ref(), Declared: c.ContentHash, Computed: l.Hash}
+		return l.Hash, nil
 	}
 	out, err := insertHash(l.doc, data, l.Hash)
 	if err != nil {
@@ -42,6 +43,18 @@ func Seal(path string) (string, error) {
 		return "", fmt.Errorf("seal %s: %w", path, err)
 	}
 	return l.Hash, nil
+}
+
+// unchanged refuses a sealed file whose content no longer matches its
+// declared hash: its id@version was sealed before and is frozen
+// (invariant 9). The error wraps a *HashMismatchError.
+func unchanged(path string, l *Loaded) error {
+	c := l.Capability
+	if c.ContentHash == l.Hash {
+		return nil
+	}
+	return fmt.Errorf("seal %s: %w: %s was sealed before and is frozen: bump the version (and remove content_hash) to seal a change",
+		path, &HashMismatchError{File: path, Ref: c.Ref(), Declared: c.ContentHash, Computed: l.Hash}, c.Ref())
 }
 
 func insertHash(doc *document, data []byte, hash string) ([]byte, error) {

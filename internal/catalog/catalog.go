@@ -66,8 +66,10 @@ type AddResult struct {
 // Add stores the sealed capability in data (named file in messages). The
 // content hash is recomputed, never trusted: a draft, an invalid file or a
 // file whose content no longer matches its declared hash is refused, and so
-// is a different file under an id@version already stored (the error names
-// both hashes and matches store.ErrImmutable).
+// are a file that calls a capability without pinning it (a bare id, or an
+// id@version without content_hash: invariant 14) and a different file
+// under an id@version already stored (the error names both hashes and
+// matches store.ErrImmutable).
 func (c *Catalog) Add(ctx context.Context, file string, data []byte) (AddResult, error) {
 	l, err := capability.ParseContext(ctx, file, data)
 	if err != nil {
@@ -75,6 +77,9 @@ func (c *Catalog) Add(ctx context.Context, file string, data []byte) (AddResult,
 	}
 	if !l.Sealed {
 		return AddResult{}, fmt.Errorf("%s: %s is a draft: seal it (cua capability seal) before adding it", file, l.Capability.Ref())
+	}
+	if err := checkPinned(file, l); err != nil {
+		return AddResult{}, err
 	}
 	v, created, err := c.st.AddVersion(ctx, store.Version{CapabilityID: l.Capability.ID, Version: l.Capability.Version,
 		ContentHash: l.Hash, Status: store.StatusSealed, Body: data})
@@ -208,8 +213,9 @@ func (c *Catalog) Show(ctx context.Context, ref string) (*Detail, error) {
 	return d, nil
 }
 
-// DiffRefs resolves two references and returns their semantic difference
-// (see Diff).
+// DiffRefs resolves two references and returns their semantic difference,
+// judging the risk of the capabilities each pins from the catalog (see
+// DiffPinned).
 func (c *Catalog) DiffRefs(ctx context.Context, refA, refB string) ([]Change, error) {
 	a, _, err := c.Resolve(ctx, refA)
 	if err != nil {
@@ -219,7 +225,13 @@ func (c *Catalog) DiffRefs(ctx context.Context, refA, refB string) ([]Change, er
 	if err != nil {
 		return nil, err
 	}
-	return Diff(a.Capability, b.Capability)
+	return DiffPinned(a.Capability, b.Capability, func(ref, pin string) (domain.Risk, error) {
+		l, err := c.Library(ctx).resolveCall(ref, pin)
+		if err != nil {
+			return "", err
+		}
+		return l.Capability.Risk, nil
+	})
 }
 
 // AddOverlay applies o to the version baseRef names and stores the result

@@ -60,7 +60,8 @@ func (c Change) String() string {
 }
 
 // keyedLists are the capability's lists whose elements have an identity,
-// and the field that holds it.
+// and the field that holds it. A prerequisite is known by the id it calls,
+// so a new version or pin of the same capability shows as a change.
 var keyedLists = map[string]string{
 	"inputs":        "name",
 	"outputs":       "name",
@@ -68,6 +69,16 @@ var keyedLists = map[string]string{
 	"outcomes":      "code",
 	"recovery":      "id",
 	"prerequisites": "capability",
+}
+
+// identity is the key of e in a keyed list: the key field's value, without
+// the @version of a prerequisite's reference.
+func identity(e map[string]any, key string) string {
+	id := fmt.Sprint(e[key])
+	if key == "capability" {
+		id, _, _ = strings.Cut(id, "@")
+	}
+	return id
 }
 
 // ignored fields describe where a capability came from and its seal, not
@@ -137,7 +148,7 @@ func diffList(name, key string, a, b []map[string]any) []Change {
 	ai, bi := index(a, key), index(b, key)
 	var out []Change
 	for _, e := range a {
-		id := fmt.Sprint(e[key])
+		id := identity(e, key)
 		other, ok := bi[id]
 		path := name + "[" + id + "]"
 		if !ok {
@@ -149,7 +160,7 @@ func diffList(name, key string, a, b []map[string]any) []Change {
 		}
 	}
 	for _, e := range b {
-		id := fmt.Sprint(e[key])
+		id := identity(e, key)
 		if _, ok := ai[id]; ok {
 			continue
 		}
@@ -167,7 +178,7 @@ func diffList(name, key string, a, b []map[string]any) []Change {
 func commonOrder(xs []map[string]any, key string, other map[string]map[string]any) []string {
 	var ids []string
 	for _, e := range xs {
-		if id := fmt.Sprint(e[key]); other[id] != nil {
+		if id := identity(e, key); other[id] != nil {
 			ids = append(ids, id)
 		}
 	}
@@ -177,7 +188,7 @@ func commonOrder(xs []map[string]any, key string, other map[string]map[string]an
 func index(xs []map[string]any, key string) map[string]map[string]any {
 	m := make(map[string]map[string]any, len(xs))
 	for _, e := range xs {
-		m[fmt.Sprint(e[key])] = e
+		m[identity(e, key)] = e
 	}
 	return m
 }

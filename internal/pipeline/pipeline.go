@@ -129,7 +129,8 @@ func Run(ctx context.Context, p Params) (*Result, error) {
 }
 
 // write compiles trace (with the screen discovery ended on, from which
-// the recorder may propose a reentry), writes and seals the file, and
+// the recorder may propose a reentry), writes and seals the file (pinning
+// the capabilities it calls as found in the library directory), and
 // loads it back.
 func write(p Params, trace *domain.Trace, final *domain.UiSnapshot, out *Result) (*capability.Loaded, error) {
 	trace.RunID = p.ProvenanceID
@@ -148,7 +149,7 @@ func write(p Params, trace *domain.Trace, final *domain.UiSnapshot, out *Result)
 	if err := capability.WriteFileAtomic(file, text); err != nil {
 		return nil, fmt.Errorf("write capability: %w", err)
 	}
-	hash, err := capability.Seal(file)
+	hash, err := SealPinned(file, libraryDir(p))
 	if err != nil {
 		return nil, fmt.Errorf("seal: %w", err)
 	}
@@ -159,14 +160,19 @@ func write(p Params, trace *domain.Trace, final *domain.UiSnapshot, out *Result)
 	return capability.Load(file)
 }
 
+// libraryDir holds the capabilities a compiled capability may call: the
+// ones seal pins and the eval runs.
+func libraryDir(p Params) string {
+	if p.LibraryDir != "" {
+		return p.LibraryDir
+	}
+	return p.Out
+}
+
 // eval replays loaded on a fresh session with the discovery's literals as
 // inputs.
 func eval(ctx context.Context, p Params, loaded *capability.Loaded, inputs map[string]string) (*domain.RunRecord, error) {
-	dir := p.LibraryDir
-	if dir == "" {
-		dir = p.Out
-	}
-	lib, err := replay.LoadDir(dir)
+	lib, err := replay.LoadDir(libraryDir(p))
 	if err != nil {
 		return nil, err
 	}

@@ -206,16 +206,21 @@ func record(ctx context.Context, o replay.Options) (*domain.RunRecord, error) {
 	return replay.Run(ctx, o)
 }
 
-// SealPinned seals the capability file at path, pinning the content hash
-// of every capability it calls as found in the library directory dir, and
-// returns its content hash (see capability.SealPinned).
+// SealPinned seals the capability file at path, pinning every capability
+// it calls to the id@version and content hash found in the library
+// directory dir (a bare id resolves to its highest sealed version, a
+// written pin to the file with that content), and returns its content hash
+// (see capability.SealPinned).
 func SealPinned(path, dir string) (string, error) {
-	return capability.SealPinned(path, func(ref string) (*capability.Loaded, error) {
-		lib, err := replay.LoadDir(dir)
-		if err != nil {
-			return nil, err
+	var lib *replay.DirLibrary
+	return capability.SealPinned(path, func(ref, pin string) (*capability.Loaded, error) {
+		if lib == nil {
+			var err error
+			if lib, err = replay.LoadDir(dir); err != nil {
+				return nil, err
+			}
 		}
-		l, err := lib.Lookup(ref)
+		l, err := replay.Resolve(lib, ref, pin)
 		if err != nil {
 			return nil, fmt.Errorf("%w (library %s)", err, dir)
 		}

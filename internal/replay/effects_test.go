@@ -169,6 +169,16 @@ policy:
   max_duration_ms: 10000
 `
 
+// closeChatHash is the content hash of closeChat.
+func closeChatHash(t *testing.T) string {
+	t.Helper()
+	l, err := capability.Parse("close_chat.yaml", []byte(closeChat))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Hash
+}
+
 func sealText(t *testing.T, dir, name, text string) *capability.Loaded {
 	t.Helper()
 	path := filepath.Join(dir, name)
@@ -197,6 +207,7 @@ func TestDispatchFailureIsClassified(t *testing.T) {
       node_exists: {role: dialog, name: Chat with us}
     remedy: run_capability
     capability: test.close_chat@1.0.0
+    content_hash: ` + closeChatHash(t) + `
     max_attempts: 2
   - id: bad_gateway`
 	wrap := func(t *testing.T, b *testBundle) {
@@ -260,6 +271,7 @@ func TestPreflight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	zeros := "sha256:" + strings.Repeat("0", 64)
 	rule := func(ref, pin string) string {
 		s := "recovery:\n  - id: chat_popup\n    when:\n      node_exists: {role: dialog, name: Chat with us}\n    remedy: run_capability\n    capability: " + ref + "\n"
 		if pin != "" {
@@ -275,10 +287,12 @@ func TestPreflight(t *testing.T) {
 		wantErr string
 	}{
 		{"resolved and pinned", "test.close_chat@1.0.0", closer.Hash, lib, ""},
-		{"resolved by id", "test.close_chat", "", lib, ""},
-		{"missing", "test.nothing@1.0.0", "", lib, "test.nothing@1.0.0 is not in the library"},
-		{"pinned to other content", "test.close_chat@1.0.0", "sha256:" + strings.Repeat("0", 64), lib, "but " + closer.File + " holds " + closer.Hash},
-		{"no library", "test.close_chat@1.0.0", "", nil, "no capability library was given"},
+		{"bare id", "test.close_chat", "", lib, `"test.close_chat" is not pinned: want id@version with content_hash`},
+		{"bare id with a pin", "test.close_chat", closer.Hash, lib, `"test.close_chat" is not pinned`},
+		{"id@version without a pin", "test.close_chat@1.0.0", "", lib, `"test.close_chat@1.0.0" is not pinned`},
+		{"missing", "test.nothing@1.0.0", zeros, lib, "test.nothing@1.0.0 (" + zeros + ") is not in the library"},
+		{"pinned to other content", "test.close_chat@1.0.0", zeros, lib, "is pinned to " + zeros + ", but " + closer.File + " holds " + closer.Hash},
+		{"no library", "test.close_chat@1.0.0", closer.Hash, nil, "no capability library was given"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,7 +308,7 @@ func TestPreflight(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Fatalf("Preflight error %v, want one containing %q", err, tt.wantErr)
 			}
-			if !strings.Contains(err.Error(), "recovery[0] (chat_popup)") {
+			if !strings.Contains(err.Error(), "recovery[0].capability") {
 				t.Errorf("error %v does not name the field", err)
 			}
 			// The run refuses before the surface is touched.

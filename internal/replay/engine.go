@@ -527,12 +527,9 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 			return failEnd(domain.CodeCapabilityInvalid, "capability %s calls itself", ref)
 		}
 	}
-	l, err := r.o.Library.Lookup(ref)
+	l, err := Resolve(r.o.Library, ref, pin)
 	if err != nil {
 		return errEnd(err)
-	}
-	if pin != "" && l.Hash != pin {
-		return failEnd(domain.CodeHashMismatch, "%s in %s has content %s, but the caller pins %s", ref, l.File, l.Hash, pin)
 	}
 	// A capability run in place gets no caller inputs: its defaults apply,
 	// and one that needs an input cannot be called this way.

@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,16 +14,27 @@ import (
 )
 
 // Library finds the capabilities a run may call (prerequisites and
-// run_capability remedies) by "id" or "id@version".
+// run_capability remedies).
 type Library interface {
+	// Lookup finds ref: "id@version", or a bare "id" (its highest
+	// version), which only a draft may name.
 	Lookup(ref string) (*capability.Loaded, error)
+	// LookupPinned finds the sealed capability whose content hash is pin;
+	// it must carry ref exactly (id@version, or the id for a draft's bare
+	// reference). What an approval of the caller's hash covers is what
+	// runs (invariant 14).
+	LookupPinned(ref, pin string) (*capability.Loaded, error)
 }
 
 // DirLibrary serves the sealed capabilities of one directory. It holds one
 // file per id@version (invariant 14).
 type DirLibrary struct {
-	byRef map[string]*capability.Loaded
-	byID  map[string]*capability.Loaded
+	byRef  map[string]*capability.Loaded
+	byID   map[string]*capability.Loaded
+	byHash map[string]*capability.Loaded // sealed files only
+	// edited holds, by id@version, the sealed files whose content no
+	// longer matches their declared hash.
+	edited map[string]*capability.HashMismatchError
 }
 
 // DuplicateError reports two files that claim the same id@version.
@@ -40,10 +53,11 @@ func (e *DuplicateError) Unwrap() error {
 }
 
 // LoadDir loads every *.yaml, *.yml and *.json capability in dir. Files that
-// do not load are skipped and reported only when looked up; two files with
-// the same id@version are refused, naming both.
+// do not load are skipped; a sealed file edited since it was sealed is
+// reported, with its file and both hashes, when a pin names its
+// id@version. Two files with the same id@version are refused, naming both.
 func LoadDir(dir string) (*DirLibrary, error) {
-	lib := &DirLibrary{byRef: map[string]*capability.Loaded{}, byID: map[string]*capability.Loaded{}}
+	lib := newDirLibrary()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("capability library: %w", err)
@@ -54,6 +68,10 @@ func LoadDir(dir string) (*DirLibrary, error) {
 			continue
 		}
 		l, err := capability.Load(filepath.Join(dir, e.Name()))
+		var edited *capability.HashMismatchError
+		if errors.As(err, &edited) && lib.edited[edited.Ref] == nil {
+			lib.edited[edited.Ref] = edited
+		}
 		if err != nil {
 			continue
 		}
@@ -62,6 +80,11 @@ func LoadDir(dir string) (*DirLibrary, error) {
 		}
 	}
 	return lib, nil
+}
+
+func newDirLibrary() *DirLibrary {
+	return &DirLibrary{byRef: map[string]*capability.Loaded{}, byID: map[string]*capability.Loaded{},
+		byHash: map[string]*capability.Loaded{}, edited: map[string]*capability.HashMismatchError{}}
 }
 
 // Add puts l in the library; for a bare id the highest version wins. A
@@ -76,6 +99,9 @@ func (lib *DirLibrary) Add(l *capability.Loaded) error {
 		return &DuplicateError{Ref: c.Ref(), First: cur.File, Again: l.File}
 	}
 	lib.byRef[c.Ref()] = l
+	if l.Sealed {
+		lib.byHash[l.Hash] = l
+	}
 	if cur, ok := lib.byID[c.ID]; !ok || semverLess(cur.Capability.Version, c.Version) {
 		lib.byID[c.ID] = l
 	}
@@ -92,48 +118,50 @@ func sameFile(a, b string) bool {
 }
 
 // Preflight resolves every capability l may call (its prerequisites and
-// run_capability remedies, and theirs), checks each is sealed and matches
-// its pin, and refuses cycles. It runs before the surface is touched, so a
-// missing or tampered sub-capability costs no browser and no dispatch.
+// run_capability remedies, and theirs), checks that each sealed capability
+// of the closure pins every call (id@version and content_hash) and that
+// each call resolves to its pin, and refuses cycles. It runs before the
+// surface is touched, so an unpinned, missing or tampered sub-capability
+// costs no browser and no dispatch. Only a draft root may name a bare id
+// (resolved to its highest version).
 func Preflight(l *capability.Loaded, lib Library) error {
 	return preflight(l, lib, []string{l.Capability.ID})
 }
 
 func preflight(l *capability.Loaded, lib Library, stack []string) error {
 	c := l.Capability
-	type call struct{ ref, pin, where string }
-	var calls []call
-	for i, p := range c.Prerequisites {
-		calls = append(calls, call{p.Capability, p.ContentHash, fmt.Sprintf("prerequisites[%d]", i)})
-	}
-	for i, rule := range c.Recovery {
-		if rule.Remedy == domain.RemedyRunCapability {
-			calls = append(calls, call{rule.Capability, rule.ContentHash, fmt.Sprintf("recovery[%d] (%s)", i, rule.ID)})
+	if l.Sealed {
+		if err := capability.CheckPinned(c); err != nil {
+			return err
 		}
 	}
-	for _, k := range calls {
-		where := fmt.Sprintf("%s: %s", c.Ref(), k.where)
+	for _, call := range capability.Calls(c) {
+		where := fmt.Sprintf("%s: %s", c.Ref(), call.Field)
 		if lib == nil {
-			return domain.Errorf(domain.CodeCapabilityInvalid, "%s calls %s, but no capability library was given", where, k.ref)
+			return domain.Errorf(domain.CodeCapabilityInvalid, "%s calls %s, but no capability library was given", where, call.Ref)
 		}
-		id, _, _ := strings.Cut(k.ref, "@")
-		for _, s := range stack {
-			if s == id {
-				return domain.Errorf(domain.CodeCapabilityInvalid, "%s calls %s, which is already running (%s)", where, k.ref, strings.Join(append(stack, id), " -> "))
-			}
+		id, _, _ := strings.Cut(call.Ref, "@")
+		if slices.Contains(stack, id) {
+			return domain.Errorf(domain.CodeCapabilityInvalid, "%s calls %s, which is already running (%s)", where, call.Ref, strings.Join(append(stack, id), " -> "))
 		}
-		sub, err := lib.Lookup(k.ref)
+		sub, err := Resolve(lib, call.Ref, call.Pin)
 		if err != nil {
 			return domain.Errorf(domain.ErrorCode(err), "%s: %s", where, errMessage(err))
-		}
-		if k.pin != "" && sub.Hash != k.pin {
-			return domain.Errorf(domain.CodeHashMismatch, "%s pins %s to %s, but %s holds %s", where, k.ref, k.pin, sub.File, sub.Hash)
 		}
 		if err := preflight(sub, lib, append(stack, id)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// Resolve finds the capability a call names: by its pin when it has one
+// (Library.LookupPinned), else by ref (a draft's reference).
+func Resolve(lib Library, ref, pin string) (*capability.Loaded, error) {
+	if pin == "" {
+		return lib.Lookup(ref)
+	}
+	return lib.LookupPinned(ref, pin)
 }
 
 func errMessage(err error) string {
@@ -156,6 +184,37 @@ func (lib *DirLibrary) Lookup(ref string) (*capability.Loaded, error) {
 		return nil, domain.Errorf(domain.CodeCapabilityInvalid, "capability %s is a draft (not sealed)", ref)
 	}
 	return l, nil
+}
+
+// LookupPinned returns the sealed file whose content hash is pin; it must
+// carry ref (id@version, or the id of a draft's bare reference). A file
+// for ref with other content is refused as CONTENT_HASH_MISMATCH, naming
+// the file and both hashes, and so is a file for ref edited since it was
+// sealed.
+func (lib *DirLibrary) LookupPinned(ref, pin string) (*capability.Loaded, error) {
+	if l, ok := lib.byHash[pin]; ok {
+		if !carries(l, ref) {
+			return nil, domain.Errorf(domain.CodeHashMismatch, "%s is pinned to %s, but %s holds that content as %s", ref, pin, l.File, l.Capability.Ref())
+		}
+		return l, nil
+	}
+	if l, ok := lib.byRef[ref]; ok {
+		return nil, domain.Errorf(domain.CodeHashMismatch, "%s is pinned to %s, but %s holds %s", ref, pin, l.File, l.Hash)
+	}
+	if e, ok := lib.edited[ref]; ok {
+		return nil, domain.Errorf(domain.CodeHashMismatch, "%s is pinned to %s, but %s was edited after it was sealed: it declares %s and its content hashes to %s",
+			ref, pin, e.File, e.Declared, e.Computed)
+	}
+	return nil, domain.Errorf(domain.CodeCapabilityInvalid, "capability %s (%s) is not in the library", ref, pin)
+}
+
+// carries reports whether l is the capability ref names: its id@version,
+// or its id for a bare ref.
+func carries(l *capability.Loaded, ref string) bool {
+	if strings.Contains(ref, "@") {
+		return l.Capability.Ref() == ref
+	}
+	return l.Capability.ID == ref
 }
 
 func semverLess(a, b string) bool {

@@ -45,7 +45,7 @@ type stayResult struct {
 // quickRef is the reentry capability; the phase falls back to the
 // reference lookup while the example is missing.
 const (
-	quickRef  = "memberdesk.savings_balance_quick@1.0.0"
+	quickRef  = "memberdesk.savings_balance_quick@1.1.0"
 	quickFile = "examples/capabilities/memberdesk.savings_balance_quick.yaml"
 )
 

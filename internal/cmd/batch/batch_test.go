@@ -195,7 +195,7 @@ func TestBatchKilledAndResumed(t *testing.T) {
 	if err := os.WriteFile(in, []byte(csv), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"batch", "memberdesk.savings_balance@1.0.0", "--inputs", in, "--out", out, "--sessions", "2",
+	args := append([]string{"batch", "memberdesk.savings_balance@1.1.0", "--inputs", in, "--out", out, "--sessions", "2",
 		"--job-timeout", "60s", "--rescue-after", "61s"}, w.base...)
 	first := w.command(args...)
 	tty, err := pty.Start(first)
@@ -266,7 +266,7 @@ func TestBatchKilledAndResumed(t *testing.T) {
 // marked for a human and in the intervention queue; the ledger holds one.
 func TestTransferKilledAfterConfirm(t *testing.T) {
 	w := setup(t)
-	w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.0.0", "--approver", "test", "--once", "--input", "member_id=12345",
+	w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.1.0", "--approver", "test", "--once", "--input", "member_id=12345",
 		"--input", "from_account=Savings", "--input", "to_account=Checking", "--input", "amount=25.00")
 	ctx := context.Background()
 	// The survey dialog after the post holds the run on screen, so the
@@ -282,7 +282,7 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 	if err := worker.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sub := w.cua(t, append([]string{"submit", "memberdesk.transfer_funds@1.0.0", "--json", "-i", "member_id=12345",
+	sub := w.cua(t, append([]string{"submit", "memberdesk.transfer_funds@1.1.0", "--json", "-i", "member_id=12345",
 		"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=25.00", "--unattended",
 		"--release-gate", "submit"}, w.base...)...)
 	var j jobs.Job
