@@ -341,6 +341,7 @@ func TestRefusals(t *testing.T) {
 		{name: "sensitive input in a case", edit: func(c *domain.Capability) { c.Inputs[0].Sensitive = true }, opts: func(o *codegen.Options) {
 			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member_id": "12345"}}}
 		}, wantWhere: "case x", wantIn: "CUA_SECRET_MEMBER_ID"},
+		{name: "guarded step id not plain", edit: func(c *domain.Capability) { c.Steps[0].Gate = true; c.Steps[0].ID = "open,search" }, wantWhere: "step open,search", wantIn: "CUA_RELEASE_GATE"},
 		{name: "two cases one name", opts: func(o *codegen.Options) {
 			o.Cases = []codegen.Case{{Name: "x", Inputs: map[string]string{"member_id": "12345"}}, {Name: "x", Inputs: map[string]string{"member_id": "23456"}}}
 		}, wantWhere: "case x", wantIn: "two cases"},

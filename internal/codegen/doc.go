@@ -14,9 +14,10 @@
 //
 // It must never emit a CSS or XPath selector (the cached hints of a
 // descriptor are dropped), a secret's value or a sensitive input's value, a
-// template literal or a comment holding data, or a step it cannot express
-// faithfully: such a step is refused with a [*RefusedError] naming it, and
-// nothing is written. It does no I/O but [WriteFile] and runs nothing.
+// template literal or a comment holding data (the header names guarded
+// steps by their ids and capability references, which must have the
+// schema's plain form), or a step it cannot express faithfully: such a
+// step is refused with a [*RefusedError] naming it, and nothing is written. It does no I/O but [WriteFile] and runs nothing.
 //
 // It keeps a capability's gates as replay does ([Guard]): the spec fails
 // before a gated step unless CUA_RELEASE_GATE names it, and before an
