@@ -31,8 +31,9 @@ func (o *Overlay) SetFields(set map[string]string) error {
 // ParseRunStatus parses a run status filter; "" means any status.
 func ParseRunStatus(s string) (domain.RunStatus, error) {
 	switch st := domain.RunStatus(s); st {
-	case "", domain.StatusRunning, domain.StatusSuccess, domain.StatusBusinessOutcome, domain.StatusFailed, domain.StatusNeedsHuman:
+	case "", domain.StatusRunning, domain.StatusSuccess, domain.StatusBusinessOutcome, domain.StatusFailed, domain.StatusNeedsHuman,
+		domain.StatusAbandoned:
 		return st, nil
 	}
-	return "", fmt.Errorf("%q: want RUNNING, SUCCESS, BUSINESS_OUTCOME, FAILED or NEEDS_HUMAN", s)
+	return "", fmt.Errorf("%q: want RUNNING, SUCCESS, BUSINESS_OUTCOME, FAILED, NEEDS_HUMAN or ABANDONED", s)
 }

@@ -135,6 +135,13 @@ func (g *Gate) End(ctx context.Context, rec *domain.RunRecord) error {
 		}
 		r.Effects = b
 	}
+	if len(rec.Outputs) > 0 {
+		b, err := json.Marshal(rec.Outputs)
+		if err != nil {
+			return fmt.Errorf("index run %s: outputs: %w", r.ID, err)
+		}
+		r.Outputs = b
+	}
 	if _, err := g.c.st.UpdateRun(ctx, r); err != nil {
 		return fmt.Errorf("index run %s: %w", r.ID, err)
 	}
@@ -169,6 +176,11 @@ func Record(r store.Run) (*domain.RunRecord, error) {
 		rec.Effects = &domain.Effects{}
 		if err := json.Unmarshal(r.Effects, rec.Effects); err != nil {
 			return nil, fmt.Errorf("run %s: effects: %w", r.ID, err)
+		}
+	}
+	if len(r.Outputs) > 0 {
+		if err := json.Unmarshal(r.Outputs, &rec.Outputs); err != nil {
+			return nil, fmt.Errorf("run %s: outputs: %w", r.ID, err)
 		}
 	}
 	return rec, nil

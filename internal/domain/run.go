@@ -15,6 +15,10 @@ const (
 	StatusFailed          RunStatus = "FAILED"
 	StatusNeedsHuman      RunStatus = "NEEDS_HUMAN"
 	StatusRunning         RunStatus = "RUNNING"
+	// StatusAbandoned is the run index's word for a run whose process died
+	// before it ended (a killed worker's attempt, found by the attempt that
+	// rescued its job); its record keeps the effects known so far.
+	StatusAbandoned RunStatus = "ABANDONED"
 )
 
 // ExitCode maps a status to the process exit code of DESIGN.md: 0 for

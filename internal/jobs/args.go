@@ -30,6 +30,10 @@ type RunArgs struct {
 	// IdempotencyKey, when set, makes the job unique per Ref: submitting
 	// the same key again returns the first job instead of a new one.
 	IdempotencyKey string `json:"idempotency_key,omitempty" river:"unique"`
+	// KeyGeneration is the generation of the key's binding this job was
+	// queued under (see [KeyStore]): a key a person released is queued
+	// again at the next one. Set by Submit.
+	KeyGeneration int64 `json:"key_generation,omitempty" river:"unique"`
 	// Priority is River's priority, 1 (first) to 4; 0 means 1.
 	Priority int `json:"priority,omitempty"`
 	// BaseURL is the application's base URL.

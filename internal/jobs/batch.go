@@ -137,12 +137,13 @@ func (r *Row) secret(name, ref string) {
 	r.Secrets[name] = ref
 }
 
-// RowKey is a row's idempotency key: the capability, the row number, its
-// inputs and its secret references (never a secret's value), so re-running
-// the same file finds the same jobs.
-func RowKey(ref string, r Row) string {
+// RowKey is a row's idempotency key: the capability, the application's
+// base URL, the row number, its inputs and its secret references (never a
+// secret's value), so re-running the same file against the same
+// application finds the same jobs, and against another one runs anew.
+func RowKey(ref, baseURL string, r Row) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%d", ref, r.N)
+	fmt.Fprintf(h, "%s\x00%s\x00%d", ref, strings.TrimRight(baseURL, "/"), r.N)
 	for _, k := range slices.Sorted(maps.Keys(r.Inputs)) {
 		fmt.Fprintf(h, "\x00%s=%s", k, r.Inputs[k])
 	}
@@ -277,15 +278,17 @@ func (q *Queue) RunBatch(ctx context.Context, p BatchParams) (Progress, error) {
 // submitRows queues every row not already in prev (whose results it
 // moves to results). Every row is checked ([Queue.Check]) before the first
 // is queued: a refused row (a sensitive input given as a value, say)
-// leaves the queue as it was.
+// leaves the queue as it was. A row whose key the store holds bound to a
+// job that ended is already done: its job's result is taken, nothing is
+// queued (the results file may have been lost; the store decides).
 func (q *Queue) submitRows(ctx context.Context, p BatchParams, prev map[string]RowResult, results map[int]RowResult, pr *Progress) (map[int64]Row, error) {
-	check, err := q.checker(ctx, p.Args.Ref)
+	check, capID, err := q.checker(ctx, p.Args.Ref)
 	if err != nil {
 		return nil, err
 	}
 	var todo []Row
 	for _, r := range p.Rows {
-		if old, ok := prev[RowKey(p.Args.Ref, r)]; ok {
+		if old, ok := prev[p.rowArgs(r).IdempotencyKey]; ok {
 			results[r.N] = old
 			count(pr, old)
 			pr.Skipped++
@@ -298,9 +301,22 @@ func (q *Queue) submitRows(ctx context.Context, p BatchParams, prev map[string]R
 	}
 	pending := map[int64]Row{}
 	for _, r := range todo {
-		j, err := q.insert(ctx, p.rowArgs(r))
+		a := p.rowArgs(r)
+		var j *Job
+		if q.keys != nil {
+			j, err = q.submitKeyed(ctx, capID, a)
+		} else {
+			j, err = q.insert(ctx, a)
+		}
 		if err != nil {
 			return pending, fmt.Errorf("row %d: %w", r.N, err)
+		}
+		if j.Duplicate && j.Final() {
+			res := rowResult(r.N, j)
+			results[r.N] = res
+			count(pr, res)
+			pr.Skipped++
+			continue
 		}
 		pending[j.ID] = r
 	}
@@ -310,7 +326,7 @@ func (q *Queue) submitRows(ctx context.Context, p BatchParams, prev map[string]R
 // rowArgs is the run of one row.
 func (p BatchParams) rowArgs(r Row) RunArgs {
 	a := p.Args
-	a.Inputs, a.InputSecrets, a.IdempotencyKey = r.Inputs, r.Secrets, RowKey(p.Args.Ref, r)
+	a.Inputs, a.InputSecrets, a.IdempotencyKey = r.Inputs, r.Secrets, RowKey(p.Args.Ref, p.Args.BaseURL, r)
 	return a
 }
 

@@ -29,6 +29,9 @@ type Job struct {
 	// Duplicate is set by Submit when the idempotency key named an
 	// existing job, which is returned instead of a new one.
 	Duplicate bool `json:"duplicate,omitempty"`
+	// AlreadyRan is set with Duplicate once the key's job ran (or was
+	// queued): its run and when it began.
+	AlreadyRan *AlreadyRan `json:"already_ran,omitempty"`
 }
 
 // Final reports whether the job will not change any more.
@@ -67,9 +70,22 @@ func jobOf(row *rivertype.JobRow) (*Job, error) {
 // Submit checks a ([Queue.Check]: a refusal wraps [ErrRefused]) and puts
 // it in the queue. With an idempotency key already used for a.Ref it
 // returns that job, marked Duplicate.
+//
+// A run with an idempotency key is bound in the queue's key store (see
+// [KeyStore]): a key already bound returns its job, marked Duplicate, with
+// AlreadyRan naming the run; the same key with other inputs is refused
+// (*[KeyConflictError]).
 func (q *Queue) Submit(ctx context.Context, a RunArgs) (*Job, error) {
-	if err := q.Check(ctx, a); err != nil {
+	check, capID, err := q.checker(ctx, a.Ref)
+	if err != nil {
 		return nil, err
+	}
+	if err := check(a); err != nil {
+		return nil, err
+	}
+	a.KeyGeneration = 0 // the key store's to set, never a caller's
+	if a.IdempotencyKey != "" && q.keys != nil {
+		return q.submitKeyed(ctx, capID, a)
 	}
 	return q.insert(ctx, a)
 }

@@ -51,6 +51,10 @@ type Config struct {
 	// and a capability the catalog does not hold is refused. Every command
 	// that submits sets it; without it only RunArgs.Validate applies.
 	Capabilities Capabilities
+	// Keys, when set (the store), binds idempotency keys for ever (see
+	// [KeyStore]); every command that submits sets it. Without it a key
+	// only merges the submits River finds unfinished.
+	Keys KeyStore
 }
 
 // Validate checks c before anything opens.
@@ -93,6 +97,7 @@ type client interface {
 type Queue struct {
 	c         client
 	caps      Capabilities
+	keys      KeyStore
 	close     func()
 	workers   int
 	endpoints uiendpoints.Bundle // River UI's view of the same client
@@ -116,7 +121,7 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.caps = cfg.Capabilities
+	q.caps, q.keys = cfg.Capabilities, cfg.Keys
 	return q, nil
 }
 

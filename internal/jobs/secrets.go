@@ -7,6 +7,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
@@ -106,31 +107,33 @@ func CheckInputs(c *domain.Capability, a RunArgs) error {
 // [Config.Capabilities], checks its inputs against the capability a.Ref
 // names. A run it refuses wraps [ErrRefused]; nothing is inserted.
 func (q *Queue) Check(ctx context.Context, a RunArgs) error {
-	check, err := q.checker(ctx, a.Ref)
+	check, _, err := q.checker(ctx, a.Ref)
 	if err != nil {
 		return err
 	}
 	return check(a)
 }
 
-// checker resolves ref once and returns the check of one run of it.
-func (q *Queue) checker(ctx context.Context, ref string) (func(RunArgs) error, error) {
+// checker resolves ref once and returns the check of one run of it and
+// the capability id its idempotency keys belong to.
+func (q *Queue) checker(ctx context.Context, ref string) (func(RunArgs) error, string, error) {
 	if q.caps == nil {
+		id, _, _ := strings.Cut(ref, "@")
 		return func(a RunArgs) error {
 			if err := a.Validate(); err != nil {
 				return refused(err)
 			}
 			return nil
-		}, nil
+		}, id, nil
 	}
 	l, _, err := q.caps.Resolve(ctx, ref)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, refused(fmt.Errorf("ref: %s is not in the catalog (cua catalog add FILE): %w", ref, err))
+		return nil, "", refused(fmt.Errorf("ref: %s is not in the catalog (cua catalog add FILE): %w", ref, err))
 	case err != nil && domain.ErrorCode(err) != domain.CodeInternal:
-		return nil, refused(fmt.Errorf("ref: %w", err))
+		return nil, "", refused(fmt.Errorf("ref: %w", err))
 	case err != nil:
-		return nil, fmt.Errorf("resolve %s: %w", ref, err)
+		return nil, "", fmt.Errorf("resolve %s: %w", ref, err)
 	}
 	return func(a RunArgs) error {
 		if err := a.Validate(); err != nil {
@@ -139,8 +142,49 @@ func (q *Queue) checker(ctx context.Context, ref string) (func(RunArgs) error, e
 		if err := CheckInputs(l.Capability, a); err != nil {
 			return refused(err)
 		}
+		if err := CheckSchema(l.Capability, a); err != nil {
+			return refused(err)
+		}
 		return nil
-	}, nil
+	}, l.Capability.ID, nil
+}
+
+// CheckSchema checks a's inputs against c's declared inputs before the
+// run is queued (a worker would refuse it later): names match exactly, an
+// unknown name is refused, every required input is given (as a value or,
+// for a sensitive one, a secret reference), and every value satisfies its
+// type, pattern, enum and bounds. The error names the field, never a
+// sensitive value.
+func CheckSchema(c *domain.Capability, a RunArgs) error {
+	for _, name := range slices.Sorted(maps.Keys(a.Inputs)) {
+		spec := c.Input(name)
+		if spec == nil {
+			return fmt.Errorf("inputs.%s: %s declares no input %q (names match exactly; it declares %s)",
+				name, c.Ref(), name, inputNames(c))
+		}
+		if _, err := capability.CoerceInput(*spec, a.Inputs[name]); err != nil {
+			return fmt.Errorf("inputs.%s: %v", name, err)
+		}
+	}
+	for _, spec := range c.Inputs {
+		_, given := a.Inputs[spec.Name]
+		_, ref := a.InputSecrets[spec.Name]
+		if spec.Required && spec.Default == nil && !given && !ref {
+			return fmt.Errorf("inputs.%s: required input of %s is missing", spec.Name, c.Ref())
+		}
+	}
+	return nil
+}
+
+func inputNames(c *domain.Capability) string {
+	names := make([]string, 0, len(c.Inputs))
+	for _, in := range c.Inputs {
+		names = append(names, in.Name)
+	}
+	if len(names) == 0 {
+		return "no inputs"
+	}
+	return strings.Join(names, ", ")
 }
 
 // resolveInputs returns a's inputs with every secret reference resolved

@@ -233,7 +233,7 @@ func TestRowKeyHoldsTheReference(t *testing.T) {
 	one := jobs.Row{N: 1, Inputs: map[string]string{"note": "x"}, Secrets: map[string]string{"operator": "teller_operator"}}
 	two := one
 	two.Secrets = map[string]string{"operator": "teller_two"}
-	if jobs.RowKey(signOnAs, one) == jobs.RowKey(signOnAs, two) {
+	if jobs.RowKey(signOnAs, "http://127.0.0.1:1", one) == jobs.RowKey(signOnAs, "http://127.0.0.1:1", two) {
 		t.Fatal("two references share a row key")
 	}
 }

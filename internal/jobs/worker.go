@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/riverqueue/river"
 
@@ -40,9 +41,11 @@ type Request struct {
 	ReleasedGates []string
 }
 
-// interventions is where runs a human must look at go.
+// interventions is where runs a human must look at go, and where a dead
+// attempt's run is marked ABANDONED.
 type interventions interface {
 	EnqueueIntervention(ctx context.Context, in store.Intervention) (store.Intervention, error)
+	UpdateRun(ctx context.Context, r store.Run) (store.Run, error)
 }
 
 // Worker works [RunArgs] jobs: it resolves the capability in the catalog,
@@ -119,7 +122,12 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		ReleasedGates: a.ReleaseGates})
 	if err != nil {
 		// The run could not be made; if it was indexed, it may have begun.
-		if stop, perr := w.prior(ctx, job, l, runID); stop || perr != nil {
+		stop, perr := w.prior(ctx, job, l, runID)
+		if stop {
+			w.logger.WarnContext(ctx, "run returned an error after it was indexed", slog.String("run_id", runID), slog.Any("error", err))
+			return perr // nil: the run had ended and is the job's result; else the job is cancelled
+		}
+		if perr != nil {
 			return errors.Join(err, perr)
 		}
 		return fmt.Errorf("run %s: %w", runID, err)
@@ -141,8 +149,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	return river.RecordOutput(ctx, res)
 }
 
-// prior checks an earlier attempt's run: stop is true (and the job is
-// cancelled, its result recorded) when it sent an effect or may have.
+// prior checks an earlier attempt's run; stop is true when the job ends
+// here, its result recorded:
+//   - the attempt's run ended with a result the worker keeps (anything but
+//     a cancellation or time-out that sent nothing): its process died
+//     after the run and before River recorded the job complete. That run
+//     is the job's result; the job never runs again.
+//   - the attempt died before its run ended: the run is marked ABANDONED
+//     in the index with the effects known so far; if it sent an effect,
+//     or may have (a capability with an elevated or irreversible step),
+//     the job is cancelled and handed to a person (an intervention).
 func (w *Worker) prior(ctx context.Context, job *river.Job[RunArgs], l *capability.Loaded, runID string) (stop bool, err error) {
 	r, err := w.cat.Run(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -155,11 +171,27 @@ func (w *Worker) prior(ctx context.Context, job *river.Job[RunArgs], l *capabili
 	if err != nil {
 		return false, err
 	}
+	if !r.EndedAt.IsZero() && r.Status != domain.StatusAbandoned && kept(rec) {
+		res := resultOf(rec, job.Attempt)
+		if res.NeedsHuman {
+			if res.Intervention, err = w.escalate(ctx, runID, reasonOf(rec)); err != nil {
+				return false, err
+			}
+		}
+		w.logger.InfoContext(ctx, "earlier attempt had finished", slog.Int64("job", job.ID), slog.String("run_id", runID),
+			slog.String("status", string(rec.Status)))
+		return true, river.RecordOutput(ctx, res)
+	}
+	if r.EndedAt.IsZero() {
+		if err := w.abandon(ctx, r); err != nil {
+			return false, err
+		}
+	}
 	var why string
 	switch {
 	case rec.Effects != nil && rec.Effects.Sent:
 		why = fmt.Sprintf("attempt run %s sent an effect (%s); a queue never retries it", runID, effectList(rec.Effects))
-	case r.EndedAt.IsZero() && MaxRisk(l).Rank() >= domain.RiskElevated.Rank():
+	case (r.EndedAt.IsZero() || r.Status == domain.StatusAbandoned) && MaxRisk(l).Rank() >= domain.RiskElevated.Rank():
 		why = fmt.Sprintf("attempt run %s of %s (%s) died before it ended: whether its effect was sent is unknown; check the application", runID, l.Capability.Ref(), MaxRisk(l))
 	default:
 		return false, nil
@@ -174,6 +206,34 @@ func (w *Worker) prior(ctx context.Context, job *river.Job[RunArgs], l *capabili
 		return false, err
 	}
 	return true, river.JobCancel(domain.Errorf(domain.CodeEffectUnknown, "%s", why))
+}
+
+// kept reports whether an ended run's result is one the worker records as
+// the job's (rather than returning it to River to retry): everything but
+// a cancellation, time-out or lost surface that sent nothing.
+func kept(rec *domain.RunRecord) bool {
+	if rec.Effects != nil && rec.Effects.Sent {
+		return true
+	}
+	switch rec.FailureCode {
+	case domain.CodeCanceled, domain.CodeTimeout, domain.CodeSurfaceCrashed, domain.CodeInternal:
+		return false
+	}
+	return rec.Status != domain.StatusRunning
+}
+
+// abandon marks a run whose process died ABANDONED in the run index,
+// keeping the effects it had recorded.
+func (w *Worker) abandon(ctx context.Context, r store.Run) error {
+	r.Status, r.EndedAt = domain.StatusAbandoned, time.Now()
+	if r.FailureCode == "" {
+		r.FailureCode = domain.CodeSurfaceCrashed
+	}
+	if _, err := w.queue.UpdateRun(ctx, r); err != nil {
+		return fmt.Errorf("mark run %s abandoned: %w", r.ID, err)
+	}
+	w.logger.WarnContext(ctx, "earlier attempt died before its run ended", slog.String("run_id", r.ID))
+	return nil
 }
 
 // escalate enqueues an intervention for runID; its id is derived from the

@@ -29,7 +29,15 @@ type queue interface {
 	Get(ctx context.Context, id int64) (*jobs.Job, error)
 	List(ctx context.Context, p jobs.ListParams) ([]*jobs.Job, error)
 	Cancel(ctx context.Context, id int64) (*jobs.Job, error)
+	Interventions(ctx context.Context, status string) ([]*jobs.Intervention, error)
+	Intervention(ctx context.Context, id string) (*jobs.Intervention, error)
+	ResolveIntervention(ctx context.Context, id string, r jobs.Resolution) (*jobs.Intervention, error)
 }
+
+// Principal is who the API records as resolving an intervention: the
+// holder of the serve token (one token, one principal, until the API
+// knows more than one).
+const Principal = "api:serve-token"
 
 // Handler serves the API for one listen address. Safe for concurrent use.
 type Handler struct {
@@ -58,6 +66,9 @@ func New(q queue, addr, token string) (*Handler, error) {
 	h.mux.HandleFunc("GET /v1/runs", h.list)
 	h.mux.HandleFunc("GET /v1/runs/{id}", h.get)
 	h.mux.HandleFunc("POST /v1/runs/{id}/cancel", h.cancel)
+	h.mux.HandleFunc("GET /v1/interventions", h.interventions)
+	h.mux.HandleFunc("GET /v1/interventions/{iv}", h.intervention)
+	h.mux.HandleFunc("POST /v1/interventions/{iv}/resolve", h.resolve)
 	return h, nil
 }
 
@@ -200,6 +211,59 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"runs": js})
+}
+
+func (h *Handler) interventions(w http.ResponseWriter, r *http.Request) {
+	ivs, err := h.q.Interventions(r.Context(), r.URL.Query().Get("status"))
+	if h.failed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"interventions": ivs})
+}
+
+func (h *Handler) intervention(w http.ResponseWriter, r *http.Request) {
+	iv, err := h.q.Intervention(r.Context(), r.PathValue("iv"))
+	if h.failed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, iv)
+}
+
+func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		writeError(w, http.StatusUnsupportedMediaType, "content-type", "want application/json")
+		return
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
+	dec.DisallowUnknownFields()
+	var res jobs.Resolution
+	if err := dec.Decode(&res); err != nil {
+		writeError(w, http.StatusBadRequest, "body", "invalid resolution: "+err.Error())
+		return
+	}
+	res.By = Principal
+	iv, err := h.q.ResolveIntervention(r.Context(), r.PathValue("iv"), res)
+	if h.failed(w, err) {
+		return
+	}
+	writeJSON(w, http.StatusOK, iv)
+}
+
+// failed writes the error of an intervention call, if any: a refusal is a
+// 400 naming its field, an unknown id a 404.
+func (h *Handler) failed(w http.ResponseWriter, err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case errors.Is(err, jobs.ErrRefused):
+		field, _, _ := strings.Cut(err.Error(), ":")
+		writeError(w, http.StatusBadRequest, field, err.Error())
+	case errors.Is(err, jobs.ErrNotFound):
+		writeError(w, http.StatusNotFound, "iv", "no such intervention")
+	default:
+		writeError(w, http.StatusInternalServerError, "", "request failed")
+	}
+	return true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
