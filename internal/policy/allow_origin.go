@@ -3,7 +3,6 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
 	"net/url"
 	"strconv"
@@ -119,5 +118,14 @@ func canonical(o origin) (origin, error) {
 
 // full is o as scheme://host:port, an IPv6 host in brackets.
 func (o origin) full() string {
-	return o.scheme + "://" + net.JoinHostPort(o.host, o.port)
+	return o.scheme + "://" + joinHostPort(o.host, o.port)
+}
+
+// joinHostPort is net.JoinHostPort without importing net: replay links
+// policy, and replay links no network package (e2e TestReplayTalksOnlyToTheApp).
+func joinHostPort(host, port string) string {
+	if strings.Contains(host, ":") {
+		return "[" + host + "]:" + port
+	}
+	return host + ":" + port
 }
