@@ -10,6 +10,7 @@ import (
 	consolecmd "github.com/cuahq/cua/internal/cmd/console"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
+	interventionscmd "github.com/cuahq/cua/internal/cmd/interventions"
 	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
 	observecmd "github.com/cuahq/cua/internal/cmd/observe"
@@ -43,6 +44,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(secretscmd.NewCmdSecrets(f))
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))
+	root.AddCommand(interventionscmd.NewCmdInterventions(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
 	root.AddCommand(profilecmd.NewCmdProfile(f, nil))
 	root.AddCommand(observecmd.NewCmdObserve(f, nil))

@@ -3,6 +3,8 @@ package submitcmd
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,7 +58,7 @@ func NewCmdSubmit(f *cmdutil.Factory, runF func(context.Context, *SubmitOptions)
 		"sensitive input as NAME=REF, a secret reference the worker resolves (CUA_SECRET_<REF> or --secrets); repeatable")
 	fl.StringVar(&a.BaseURL, "base-url", "http://127.0.0.1:8811", "base URL of the application")
 	fl.StringVar(&a.ContentHash, "hash", "", "pin the run to this content hash (sha256:…)")
-	fl.StringVar(&a.IdempotencyKey, "idempotency-key", "", "a second submit with this key returns the first job")
+	fl.StringVar(&a.IdempotencyKey, "idempotency-key", "", "binds for ever to the first job with these inputs: a second submit returns it; other inputs are refused")
 	fl.IntVar(&a.Priority, "priority", 1, "1 (first) to 4")
 	fl.BoolVar(&a.Unattended, "unattended", false, "require a catalog approval covering the inputs")
 	fl.StringArrayVar(&a.ReleaseGates, "release-gate", nil, "release the gate before step ID (repeatable)")
@@ -117,20 +119,31 @@ func Run(ctx context.Context, o *SubmitOptions) error {
 	return err
 }
 
-// Print writes one line about a job.
+// Print writes one line about a job, then its outputs one per line; a
+// submit that found its key's job says so ("already ran as run R at T").
 func Print(io *cmdutil.IOStreams, j *jobs.Job) error {
 	dup := ""
 	if j.Duplicate {
 		dup = " (already submitted with this idempotency key)"
+		if j.AlreadyRan != nil {
+			dup = " (" + j.AlreadyRan.String() + ")"
+		}
 	}
 	if j.Result == nil {
 		_, err := fmt.Fprintf(io.Out, "job %d %s %s%s\n", j.ID, j.State, j.Args.Ref, dup)
 		return err
 	}
 	r := j.Result
-	_, err := fmt.Fprintf(io.Out, "job %d %s %s: %s %s%s run %s%s\n", j.ID, j.State, j.Args.Ref, r.Status, r.Outcome,
-		human(r), r.RunID, dup)
-	return err
+	if _, err := fmt.Fprintf(io.Out, "job %d %s %s: %s %s%s run %s%s\n", j.ID, j.State, j.Args.Ref, r.Status, r.Outcome,
+		human(r), r.RunID, dup); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Outputs)) {
+		if _, err := fmt.Fprintf(io.Out, "  %s: %v\n", name, r.Outputs[name]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func human(r *jobs.Result) string {

@@ -1,0 +1,6 @@
+package interventionscmd
+
+import _ "embed"
+
+//go:embed interventions.txt
+var helpInterventions string
