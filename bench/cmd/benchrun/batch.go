@@ -95,6 +95,7 @@ func batchStepRun(ctx context.Context, c *config, base, dir string, n int, mode 
 	out := filepath.Join(dir, "results.jsonl")
 	args := []string{"batch", c.batchRef, "--inputs", inputs, "--out", out, "--sessions", fmt.Sprint(n),
 		"--base-url", base, "--browser", c.execPath}
+	args = append(args, allowOrigin(ctx, c, "batch", base)...)
 	if mode == "cold" {
 		args = append(args, "--warm-ttl", "0")
 	}

@@ -77,7 +77,7 @@ func runFleet(ctx context.Context, c *config, res *results, progress func(string
 	}
 	progress("fleet: %d lookups submitted to PostgreSQL; starting %d workers of %d", len(ids), fleetProcesses, fleetWorkers)
 	fr := &fleetResult{Jobs: len(ids), Processes: fleetProcesses, WorkersEach: fleetWorkers, PerWorker: map[string]int{}}
-	done, elapsed, err := drainFleet(ctx, c, h, q, ids)
+	done, elapsed, err := drainFleet(ctx, c, h, q, ids, app.URL())
 	if err != nil {
 		return err
 	}
@@ -97,13 +97,16 @@ func runFleet(ctx context.Context, c *config, res *results, progress func(string
 	return nil
 }
 
-// drainFleet starts the worker processes and waits until every job of ids
-// is final; it returns the jobs and how long that took.
-func drainFleet(ctx context.Context, c *config, h *cuaHome, q *jobs.Queue, ids []int64) ([]*jobs.Job, time.Duration, error) {
+// drainFleet starts the worker processes (allowing the app at base) and
+// waits until every job of ids is final; it returns the jobs and how long
+// that took.
+func drainFleet(ctx context.Context, c *config, h *cuaHome, q *jobs.Queue, ids []int64, base string) ([]*jobs.Job, time.Duration, error) {
 	logs := &syncBuilder{}
 	start := time.Now()
+	allow := allowOrigin(ctx, c, "worker", base)
 	for range fleetProcesses {
-		w := h.command(ctx, "worker", "--db", h.db, "--workers", fmt.Sprint(fleetWorkers), "--job-timeout", "60s", "--browser", c.execPath)
+		w := h.command(ctx, append([]string{"worker", "--db", h.db, "--workers", fmt.Sprint(fleetWorkers), "--job-timeout", "60s",
+			"--browser", c.execPath}, allow...)...)
 		w.Stderr = logs
 		if err := w.Start(); err != nil {
 			return nil, 0, err

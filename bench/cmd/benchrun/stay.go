@@ -152,8 +152,8 @@ func stayCua(ctx context.Context, c *config, base string, sr *stayResult) error 
 		return err
 	}
 	out := filepath.Join(tmp, "results.jsonl")
-	_, runErr := h.run(ctx, "batch", sr.CuaCapability, "--inputs", inputs, "--out", out, "--sessions", "1",
-		"--base-url", base, "--browser", c.execPath)
+	_, runErr := h.run(ctx, append([]string{"batch", sr.CuaCapability, "--inputs", inputs, "--out", out, "--sessions", "1",
+		"--base-url", base, "--browser", c.execPath}, allowOrigin(ctx, c, "batch", base)...)...)
 	rs, err := readRowResults(out)
 	if err != nil {
 		if runErr != nil {

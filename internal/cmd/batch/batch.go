@@ -53,6 +53,7 @@ func NewCmdBatch(f *cmdutil.Factory, runF func(context.Context, *BatchOptions) e
 	w := &o.Worker
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
 	workercmd.WarmFlag(cmd, &w.WarmTTL)
+	workercmd.AllowOriginFlag(cmd, &w.AllowOrigins)
 	fl := cmd.Flags()
 	fl.Lookup("workers").Hidden = true
 	fl.IntVar(&w.Queue.Workers, "sessions", 2, "runs this process works at once (0: leave them to cua worker)")

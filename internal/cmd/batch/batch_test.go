@@ -55,6 +55,10 @@ type world struct {
 	db   string
 	env  []string
 	base []string // flags every queue command takes
+	// allow is what every command that works runs (worker, batch with
+	// sessions, serve with workers) takes: --allow-origin for the app (the
+	// example capabilities name bare hosts, which admit no origin).
+	allow []string
 }
 
 func setup(t *testing.T) *world { return setupDB(t, "") }
@@ -74,7 +78,7 @@ func setupDB(t *testing.T, db string) *world {
 	w := &world{app: app, ctl: mockapp.NewClient(app.URL(), nil), dir: dir, db: db,
 		env: append(os.Environ(), "CUA_DATA_DIR="+dir, "CUA_DB="+db, "CUA_SECRET_COREBANK_OPERATOR=OP1001",
 			"CUA_SECRET_COREBANK_PASSWORD=teller-pass-1"),
-		base: []string{"--base-url", app.URL()}}
+		base: []string{"--base-url", app.URL()}, allow: []string{"--allow-origin", app.URL()}}
 	abs, err := filepath.Abs(examples)
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +200,7 @@ func TestBatchKilledAndResumed(t *testing.T) {
 		t.Fatal(err)
 	}
 	args := append([]string{"batch", "memberdesk.savings_balance@1.1.0", "--inputs", in, "--out", out, "--sessions", "2",
-		"--job-timeout", "60s", "--rescue-after", "61s"}, w.base...)
+		"--job-timeout", "60s", "--rescue-after", "61s"}, append(w.base, w.allow...)...)
 	first := w.command(args...)
 	tty, err := pty.Start(first)
 	if err != nil {
@@ -276,7 +280,7 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 	}
 	// The transfer signs on and posts in Chromium: on CI's loaded cores that
 	// can take longer than a tight job timeout, which would retry it.
-	worker := w.command("worker", "--workers", "1", "--job-timeout", "120s", "--rescue-after", "121s")
+	worker := w.command(append([]string{"worker", "--workers", "1", "--job-timeout", "120s", "--rescue-after", "121s"}, w.allow...)...)
 	var logs syncBuffer
 	worker.Stderr = &logs
 	if err := worker.Start(); err != nil {
@@ -310,7 +314,7 @@ func TestTransferKilledAfterConfirm(t *testing.T) {
 	// The killed attempt is rescued once it has been running past
 	// --rescue-after; this worker's own attempt runs no browser (the first
 	// one sent an effect), so 20 s is only a bound on a hang.
-	next := w.command("worker", "--workers", "1", "--job-timeout", "20s", "--rescue-after", "21s")
+	next := w.command(append([]string{"worker", "--workers", "1", "--job-timeout", "20s", "--rescue-after", "21s"}, w.allow...)...)
 	next.Stderr = &logs
 	if err := next.Start(); err != nil {
 		t.Fatal(err)

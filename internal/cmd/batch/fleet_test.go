@@ -44,7 +44,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	start := time.Now()
 	var logs syncBuffer
 	for range 2 {
-		c := w.command("worker", "--db", db, "--workers", "2", "--job-timeout", "120s")
+		c := w.command(append([]string{"worker", "--db", db, "--workers", "2", "--job-timeout", "120s"}, w.allow...)...)
 		c.Stderr = &logs
 		if err := c.Start(); err != nil {
 			t.Fatal(err)

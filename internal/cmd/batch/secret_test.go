@@ -83,7 +83,7 @@ func TestSensitiveInputThroughQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	results := filepath.Join(inputs, "results.jsonl")
-	out, err := w.command(append([]string{"batch", signOnAs, "--inputs", rows, "--out", results, "--sessions", "1"}, w.base...)...).CombinedOutput()
+	out, err := w.command(append([]string{"batch", signOnAs, "--inputs", rows, "--out", results, "--sessions", "1"}, append(w.base, w.allow...)...)...).CombinedOutput()
 	printed.Write(out)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
@@ -132,11 +132,11 @@ func TestSensitiveInputThroughQueue(t *testing.T) {
 }
 
 // serveSubmit starts `cua serve` with no workers (its queue checks runs
-// against the catalog as every command's does), posts one run and returns
-// the answer's status and body.
-func (w *world) serveSubmit(t *testing.T, run string) (int, string) {
+// against the catalog as every command's does) and flags, posts one run
+// and returns the answer's status and body.
+func (w *world) serveSubmit(t *testing.T, run string, flags ...string) (int, string) {
 	t.Helper()
-	srv := w.command("serve", "--addr", "127.0.0.1:0", "--workers", "0", "--token", "tok")
+	srv := w.command(append([]string{"serve", "--addr", "127.0.0.1:0", "--workers", "0", "--token", "tok"}, flags...)...)
 	stderr, err := srv.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

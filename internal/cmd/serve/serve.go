@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/cmd/worker"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/jobs"
@@ -53,6 +54,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	w := &o.Worker
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
 	workercmd.WarmFlag(cmd, &w.WarmTTL)
+	workercmd.AllowOriginFlag(cmd, &w.AllowOrigins)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8810", "listen address")
 	fl.StringVar(&o.Token, "token", "", "bearer token (default $CUA_SERVE_TOKEN, else made and written to <data-dir>/serve.token)")
@@ -86,16 +88,17 @@ func (o *ServeOptions) Validate() error {
 func Run(ctx context.Context, o *ServeOptions) error {
 	w := &o.Worker
 	var q *jobs.Queue
+	var cat *catalog.Catalog
 	var err error
 	if w.Queue.Workers > 0 {
 		var stop func()
-		if q, stop, err = workercmd.Start(ctx, w); err != nil {
+		if q, cat, stop, err = workercmd.StartCatalog(ctx, w); err != nil {
 			return err
 		}
 		defer stop()
 	} else {
 		var done func()
-		if q, done, err = workercmd.OpenClient(ctx, w.Store, w.Queue); err != nil {
+		if q, cat, done, err = workercmd.OpenClientCatalog(ctx, w.Store, w.Queue); err != nil {
 			return err
 		}
 		defer done()
@@ -109,7 +112,7 @@ func Run(ctx context.Context, o *ServeOptions) error {
 	if err != nil {
 		return err
 	}
-	h, err := api.New(q, ln.Addr().String(), o.Token)
+	h, err := newAPI(q, cat, w.AllowOrigins, ln.Addr().String(), o.Token)
 	if err != nil {
 		ln.Close()
 		return err

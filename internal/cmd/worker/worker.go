@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/jobs/runner"
@@ -26,6 +27,9 @@ type WorkerOptions struct {
 	SecretsFile string
 	// WarmTTL keeps signed-on browser contexts between runs (--warm-ttl).
 	WarmTTL time.Duration
+	// AllowOrigins are the origins a run's base URL may name besides those
+	// its capability declares (--allow-origin, canonical scheme://host:port).
+	AllowOrigins []string
 }
 
 // NewCmdWorker builds `cua worker`.
@@ -49,6 +53,7 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions)
 	}
 	QueueFlags(cmd, &o.Store, &o.Queue)
 	WarmFlag(cmd, &o.WarmTTL)
+	AllowOriginFlag(cmd, &o.AllowOrigins)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
@@ -129,13 +134,20 @@ func Run(ctx context.Context, o *WorkerOptions) error {
 // Start opens the catalog and the queue and starts workers; stop waits
 // for running runs (up to the job timeout) and closes everything.
 func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
+	q, _, stop, err := StartCatalog(ctx, o)
+	return q, stop, err
+}
+
+// StartCatalog is Start, also returning the catalog it opened (closed by
+// stop).
+func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.Catalog, func(), error) {
 	sec, err := secret.NewStore(o.Env, o.SecretsFile)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	cat, st, err := cmdutil.OpenCatalog(ctx, o.Store)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// The queue's own log knows every secret of the store; each run's log
 	// is built over that run's redactor, which also learns what the run
@@ -145,22 +157,22 @@ func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
 		red.RegisterLiteral(v)
 	}
 	run := runner.New(context.WithoutCancel(ctx), runner.Config{DataDir: o.Store.DataDir, Launch: o.Launch, Secrets: sec,
-		WarmTTL: o.WarmTTL, MaxWarm: o.Queue.Workers,
+		WarmTTL: o.WarmTTL, MaxWarm: o.Queue.Workers, AllowOrigins: o.AllowOrigins,
 		Logger: func(runRed *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, runRed) }})
 	qc := o.Queue
 	qc.Worker = jobs.NewWorker(cat, st, sec, run, cmdutil.NewLogger(o.IO.ErrOut, red))
-	qc.Capabilities = cat
+	qc.Capabilities, qc.Keys = cat, st
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
 		run.Close()
 		st.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		q.Close()
 		run.Close()
 		st.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), qc.JobTimeout)
@@ -170,23 +182,31 @@ func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
 		run.Close()
 		st.Close()
 	}
-	return q, stop, nil
+	return q, cat, stop, nil
 }
 
 // OpenClient opens the catalog and a queue that only submits and reads
 // (no workers), checking what it submits against the catalog (a sensitive
 // input must come as a secret reference); done closes both.
 func OpenClient(ctx context.Context, st launch.StoreOptions, qc jobs.Config) (q *jobs.Queue, done func(), err error) {
+	q, _, done, err = OpenClientCatalog(ctx, st, qc)
+	return q, done, err
+}
+
+// OpenClientCatalog is OpenClient, also returning the catalog (closed by
+// done).
+func OpenClientCatalog(ctx context.Context, st launch.StoreOptions, qc jobs.Config) (*jobs.Queue, *catalog.Catalog, func(), error) {
 	cat, s, err := cmdutil.OpenCatalog(ctx, st)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	qc.Workers, qc.Worker, qc.Capabilities = 0, nil, cat
-	if q, err = jobs.Open(ctx, qc); err != nil {
+	qc.Workers, qc.Worker, qc.Capabilities, qc.Keys = 0, nil, cat, s
+	q, err := jobs.Open(ctx, qc)
+	if err != nil {
 		s.Close()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return q, func() { q.Close(); s.Close() }, nil
+	return q, cat, func() { q.Close(); s.Close() }, nil
 }
 
 func where(q jobs.Config) string {
