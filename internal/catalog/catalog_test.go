@@ -415,6 +415,33 @@ func TestGateIdempotencyKey(t *testing.T) {
 	}
 }
 
+// A run-level idempotency key (cua replay --idempotency-key) with other
+// inputs is refused naming the input, never its value; with the same
+// inputs it answers with the first run.
+func TestGateKeyOtherInputs(t *testing.T) {
+	t.Parallel()
+	tb := setup(t)
+	tb.add(t, readFile(t, transferFile))
+	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds")
+	p := catalog.RunParams{IdempotencyKey: "k-250"}
+	g := tb.cat.Gate(p)
+	if _, _, err := g.Begin(tb.ctx, "r250", l, transferInputs("250.00"), ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.End(tb.ctx, &domain.RunRecord{Status: domain.StatusSuccess, Outputs: map[string]any{"confirmation": "TRF-0001"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := tb.cat.Gate(p).Begin(tb.ctx, "r300", l, transferInputs("300.00"), "")
+	if !errors.Is(err, catalog.ErrKeyOtherInputs) || domain.ErrorCode(err) != domain.CodeInputInvalid ||
+		!strings.Contains(err.Error(), "(amount differ)") || strings.Contains(err.Error(), "300") {
+		t.Fatalf("same key, other amount: %v; want INPUT_INVALID naming amount and no value", err)
+	}
+	prior, _, err := tb.cat.Gate(p).Begin(tb.ctx, "again", l, transferInputs("250.00"), "")
+	if err != nil || prior == nil || prior.RunID != "r250" || prior.Outputs["confirmation"] != "TRF-0001" {
+		t.Fatalf("same key, same inputs: %+v, %v; want the first run with its outputs", prior, err)
+	}
+}
+
 func TestUnattendedGateRefusalIsIndexed(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)

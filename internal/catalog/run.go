@@ -2,9 +2,14 @@ package catalog
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/cuahq/cua/internal/capability"
@@ -42,6 +47,47 @@ func (c *Catalog) Gate(p RunParams) *Gate { return &Gate{c: c, p: p} }
 // run with an effect sent_unconfirmed: whether it happened is unknown.
 var ErrEffectUnconfirmed = errors.New("the first run has an effect sent_unconfirmed")
 
+// ErrKeyOtherInputs refuses a run whose idempotency key was claimed by a
+// run given other inputs.
+var ErrKeyOtherInputs = errors.New("the idempotency key is bound to other inputs")
+
+// InputsDigest is the digest of a run's inputs kept beside its
+// idempotency key: per input a salted hash of its value, never of an input
+// c declares sensitive (a secret is never stored, even hashed).
+func InputsDigest(c *domain.Capability, key string, inputs map[string]any) string {
+	d := map[string]string{}
+	for name, v := range inputs {
+		if spec := c.Input(name); spec != nil && spec.Sensitive {
+			continue
+		}
+		h := sha256.Sum256([]byte(c.ID + "\x00" + key + "\x00" + name + "\x00" + fmt.Sprint(v)))
+		d[name] = hex.EncodeToString(h[:12])
+	}
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+// DigestDiff names the inputs two digests disagree on, sorted; nothing
+// when either is empty (a run indexed before digests were kept).
+func DigestDiff(a, b string) []string {
+	var x, y map[string]string
+	if a == "" || b == "" || json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return nil
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(x)) {
+		if x[k] != y[k] {
+			out = append(out, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(y)) {
+		if _, ok := x[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // Begin admits the run runID of l with the bound inputs. It returns the
 // first run's record (prior, non-nil) when the idempotency key was
 // claimed already; an error (EFFECT_UNKNOWN naming the first run) when that
@@ -53,6 +99,7 @@ func (g *Gate) Begin(ctx context.Context, runID string, l *capability.Loaded, in
 	g.run = store.Run{ID: runID, CapabilityID: cp.ID, Version: cp.Version, ContentHash: l.Hash, Status: domain.StatusRunning,
 		StartedAt: g.c.now(), EvidencePath: evidencePath, Eval: g.p.Eval}
 	if g.p.IdempotencyKey != "" {
+		g.run.InputsDigest = InputsDigest(cp, g.p.IdempotencyKey, inputs)
 		if first, err := g.c.st.LookupIdempotencyKey(ctx, cp.ID, g.p.IdempotencyKey); err == nil {
 			return g.prior(ctx, first)
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -94,6 +141,11 @@ func (g *Gate) prior(ctx context.Context, runID string) (*domain.RunRecord, stri
 	first, err := g.c.st.GetRun(ctx, runID)
 	if err != nil {
 		return nil, "", fmt.Errorf("idempotency key %q: first run %s: %w", g.p.IdempotencyKey, runID, err)
+	}
+	if diff := DigestDiff(first.InputsDigest, g.run.InputsDigest); len(diff) > 0 {
+		return nil, "", &domain.Error{Code: domain.CodeInputInvalid, Err: ErrKeyOtherInputs,
+			Message: fmt.Sprintf("idempotency key %q is bound to run %s with other inputs (%s differ): a key names one operation for ever; use a new key for another",
+				g.p.IdempotencyKey, runID, strings.Join(diff, ", "))}
 	}
 	rec, err := Record(first)
 	if err != nil {

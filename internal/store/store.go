@@ -331,6 +331,10 @@ type Run struct {
 	// Outputs are the run's outputs as JSON (as its record holds them);
 	// nil when it has none.
 	Outputs json.RawMessage
+	// InputsDigest identifies the inputs the run was given (written by
+	// RecordRun, opaque to the store): a repeat of its idempotency key
+	// with other inputs is refused.
+	InputsDigest string
 }
 
 // RunFilter narrows ListRuns; empty fields match everything.

@@ -10,7 +10,7 @@ import (
 )
 
 const runCols = `id, capability_id, version, content_hash, status, outcome, failure_code, effects, started_at,
-	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs`
+	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs, inputs_digest`
 
 // RecordRun implements [store.Store].
 func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
@@ -23,10 +23,10 @@ func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var claimed *store.IdempotencyError
 	err := d.write(ctx, "RecordRun", func(tx pgx.Tx) error {
 		res, err := tx.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) ON CONFLICT (id) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.CapabilityID, r.Version, r.ContentHash, string(r.Status), r.Outcome, string(r.FailureCode),
 			nullJSON(r.Effects), ts(r.StartedAt), ts(r.EndedAt), r.EvidencePath, r.IdempotencyKey,
-			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs))
+			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs), r.InputsDigest)
 		if err != nil {
 			return fmt.Errorf("record run %s: %w", r.ID, err)
 		}
@@ -113,7 +113,7 @@ func scanRun(s scanner) (store.Run, error) {
 	var started, ended *time.Time
 	err := s.Scan(&r.ID, &r.CapabilityID, &r.Version, &r.ContentHash, &r.Status, &r.Outcome, &r.FailureCode,
 		&effects, &started, &ended, &r.EvidencePath, &r.IdempotencyKey, &r.ApprovalID,
-		&r.UnauthorizedDispatches, &r.Eval, &outputs)
+		&r.UnauthorizedDispatches, &r.Eval, &outputs, &r.InputsDigest)
 	if err != nil {
 		return store.Run{}, err
 	}

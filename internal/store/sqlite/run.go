@@ -10,7 +10,7 @@ import (
 )
 
 const runCols = `id, capability_id, version, content_hash, status, outcome, failure_code, effects, started_at,
-	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs`
+	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs, inputs_digest`
 
 // RecordRun implements [store.Store].
 func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
@@ -23,10 +23,10 @@ func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var claimed *store.IdempotencyError
 	err := d.write(ctx, "RecordRun", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.CapabilityID, r.Version, r.ContentHash, string(r.Status), r.Outcome, string(r.FailureCode),
 			nullJSON(r.Effects), micro(r.StartedAt), micro(r.EndedAt), r.EvidencePath, r.IdempotencyKey,
-			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs))
+			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs), r.InputsDigest)
 		if err != nil {
 			return fmt.Errorf("record run %s: %w", r.ID, err)
 		}
@@ -113,7 +113,7 @@ func scanRun(s scanner) (store.Run, error) {
 	var started, ended sql.NullInt64
 	err := s.Scan(&r.ID, &r.CapabilityID, &r.Version, &r.ContentHash, &r.Status, &r.Outcome, &r.FailureCode,
 		&effects, &started, &ended, &r.EvidencePath, &r.IdempotencyKey, &r.ApprovalID,
-		&r.UnauthorizedDispatches, &r.Eval, &outputs)
+		&r.UnauthorizedDispatches, &r.Eval, &outputs, &r.InputsDigest)
 	if err != nil {
 		return store.Run{}, err
 	}

@@ -23,7 +23,7 @@ func testRuns(t *testing.T, h Harness) {
 	b := setup(t, h)
 	v := version("transfer", "1.0.0", "a")
 	r := run("run-1", v)
-	r.Eval, r.ApprovalID = true, "ap-1"
+	r.Eval, r.ApprovalID, r.InputsDigest = true, "ap-1", `{"amount":"ab12"}`
 	got, err := b.st.RecordRun(b.ctx, r)
 	if err != nil || !got.StartedAt.Equal(epoch) {
 		t.Fatalf("RecordRun = %+v, %v; want started at the clock's %s", got, err, epoch)
@@ -51,7 +51,8 @@ func testRuns(t *testing.T, h Harness) {
 		if g.Status != domain.StatusFailed || g.Outcome != "transfer_refused" || g.FailureCode != domain.CodePolicyDenied ||
 			string(g.Effects) != `{"submit":"sent_unconfirmed"}` || !g.EndedAt.Equal(epoch.Add(3*time.Second+time.Microsecond)) ||
 			g.UnauthorizedDispatches != 1 || !g.Eval || g.ApprovalID != "ap-1" || g.EvidencePath != ".cua/runs/run-1" ||
-			!g.StartedAt.Equal(epoch) || g.Version != "1.0.0" || string(g.Outputs) != `{"confirmation":"TRF-0001"}` {
+			!g.StartedAt.Equal(epoch) || g.Version != "1.0.0" || string(g.Outputs) != `{"confirmation":"TRF-0001"}` ||
+			g.InputsDigest != `{"amount":"ab12"}` {
 			t.Fatalf("run after update = %+v", g)
 		}
 	}

@@ -17,6 +17,10 @@ CREATE INDEX job_keys_job ON job_keys (job_id);
 -- A run's outputs, so an idempotent repeat and a rescued job answer with
 -- them without reading the evidence tree.
 ALTER TABLE runs ADD COLUMN outputs TEXT;
+-- A digest of the inputs a run was given (per input, a salted hash; never
+-- a sensitive one), so a run-level idempotency key with other inputs is
+-- refused instead of answered with the first run.
+ALTER TABLE runs ADD COLUMN inputs_digest TEXT NOT NULL DEFAULT '';
 
 -- A person's verdict on an intervention: landed or not_landed, who, why.
 ALTER TABLE interventions ADD COLUMN verdict     TEXT NOT NULL DEFAULT '';
