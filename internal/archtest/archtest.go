@@ -40,6 +40,7 @@ const (
 	RuleLoadError  = "load-error"          // a package or file the checker could not read
 	RuleFuncLength = "func-length"         // a function in internal/ longer than MaxFuncLines
 	RuleLineBudget = "line-budget"         // a package over its LineBudgets entry
+	RuleBoundedRd  = "bounded-read"        // invariant 22: a file read outside ReaderPkg
 )
 
 // MaxFuncLines is the longest a function in internal/ may be, counted from
@@ -230,6 +231,100 @@ func (c *checker) checkPackage(p *goPackage) {
 		c.checkFuncLength(p)
 	}
 	c.checkLineBudget(p)
+	if inAny(p.rel, BoundedReadTrees) && !within(p.rel, ReaderPkg) {
+		c.checkBoundedRead(p)
+	}
+}
+
+// unboundedReads are the reads rule bounded-read refuses, by import path
+// and function; io.ReadAll is refused unless its argument is an
+// io.LimitReader call.
+var unboundedReads = map[string][]string{
+	"os":        {"ReadFile", "Open"},
+	"io":        {"ReadAll"},
+	"io/ioutil": {"ReadFile", "ReadAll"},
+}
+
+// checkBoundedRead reports each use of a function that reads a file whole
+// or opens one bare in p's non-test files (invariant 22), unless
+// [UnboundedReads] allows it where it is.
+func (c *checker) checkBoundedRead(p *goPackage) {
+	for _, name := range p.sourceFiles() {
+		f := c.parse(p, name)
+		if f == nil {
+			continue
+		}
+		local := map[string]string{} // name imported under -> import path
+		for _, spec := range f.Imports {
+			ip := importPath(spec)
+			if _, ok := unboundedReads[ip]; !ok {
+				continue
+			}
+			n := path.Base(ip)
+			if spec.Name != nil {
+				n = spec.Name.Name
+			}
+			local[n] = ip
+		}
+		if len(local) == 0 {
+			continue
+		}
+		file := c.relFile(name)
+		for _, d := range f.Decls {
+			fn := ""
+			if fd, ok := d.(*ast.FuncDecl); ok {
+				fn = funcName(fd)
+			}
+			bounded := map[ast.Node]bool{}
+			ast.Inspect(d, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 1 {
+					if ip, sel := selectorOf(call.Fun, local); ip == "io" && sel == "ReadAll" {
+						if ip, sel := selectorOf(callFun(call.Args[0]), local); ip == "io" && sel == "LimitReader" {
+							bounded[call.Fun] = true
+						}
+					}
+				}
+				se, ok := n.(*ast.SelectorExpr)
+				if !ok || bounded[se] {
+					return true
+				}
+				ip, sel := selectorOf(se, local)
+				if !slices.Contains(unboundedReads[ip], sel) || readAllowed(file, fn) {
+					return true
+				}
+				c.report(p, RuleBoundedRd, "uses %s.%s at %s; read files through %s (a regular file, a size cap per kind), or list the function in archtest.UnboundedReads with why",
+					path.Base(ip), sel, c.pos(se.Pos()), ReaderPkg)
+				return true
+			})
+		}
+	}
+}
+
+// selectorOf returns the import path and name e selects when e is
+// pkg.Name for a package in local, else "".
+func selectorOf(e ast.Expr, local map[string]string) (importPath, name string) {
+	se, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return "", ""
+	}
+	x, ok := se.X.(*ast.Ident)
+	if !ok || local[x.Name] == "" {
+		return "", ""
+	}
+	return local[x.Name], se.Sel.Name
+}
+
+// callFun is the function e calls, or nil when e is not a call.
+func callFun(e ast.Expr) ast.Expr {
+	if call, ok := e.(*ast.CallExpr); ok {
+		return call.Fun
+	}
+	return nil
+}
+
+// readAllowed reports whether [UnboundedReads] lists function fn of file.
+func readAllowed(file, fn string) bool {
+	return slices.ContainsFunc(UnboundedReads, func(u UnboundedRead) bool { return u.File == file && u.Func == fn })
 }
 
 // checkLineBudget reports p when its non-test source is longer than the

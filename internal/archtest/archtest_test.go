@@ -49,6 +49,10 @@ func TestViolatingFixture(t *testing.T) {
 		{"cli reads snapshots itself", "internal/cli", RuleImport, "imports internal/perception (internal/cli/cli.go:4)"},
 		{"a command past its line budget", "internal/cmd/fat", RuleLineBudget, "405 lines of non-test Go; the budget is 400"},
 		{"a function past the limit", "internal/extra", RuleFuncLength, "func Long is 129 lines (internal/extra/extra.go:5)"},
+		{"a file read whole", "internal/extra", RuleBoundedRd, "uses os.ReadFile at internal/extra/read.go:10"},
+		{"a stream read whole", "internal/extra", RuleBoundedRd, "uses io.ReadAll at internal/extra/read.go:13"},
+		{"os.Open as a value", "internal/extra", RuleBoundedRd, "uses os.Open at internal/extra/read.go:19"},
+		{"ioutil under another name", "internal/extra", RuleBoundedRd, "uses ioutil.ReadFile at internal/extra/read.go:22"},
 	}
 	matches := func(v Violation, pkg, rule, detail string) bool {
 		return v.Pkg == pkg && v.Rule == rule && strings.Contains(v.Detail, detail)
@@ -135,6 +139,9 @@ func TestAllowed(t *testing.T) {
 		{"mockapp imports nothing", "internal/mockapp", "internal/domain", false},
 		{"bench imports everything", "bench", "internal/replay", true},
 		{"e2e imports everything", "e2e", "internal/mockapp", true},
+		{"every row reads through fsx", "internal/evidence", "internal/fsx", true},
+		{"domain never reads", "internal/domain", "internal/fsx", false},
+		{"fsx imports nothing", "internal/fsx", "internal/domain", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,6 +69,7 @@ const (
 	toolspec   = "internal/toolspec"
 	mcpserver  = "internal/mcpserver"
 	archtest   = "internal/archtest"
+	fsx        = "internal/fsx"
 	cmdCua     = "cmd/cua"
 	schema     = "schema"
 	bench      = "bench"
@@ -122,6 +123,12 @@ var Rules = []Rule{
 	{Pkg: agent, MayImport: join(runtimeAndBelow, []string{model})},
 	{Pkg: recorder, MayImport: []string{domain, capability, targeting}},
 	{Pkg: evidence, MayImport: []string{domain, redact}},
+	// The deployment's evidence signing key: its file under the data
+	// directory (0600 in 0700), CUA_SIGNING_KEY taken out of the
+	// environment at start, the text forms of both halves. Imports nothing
+	// of the module; evidence signs every finished bundle's manifest with
+	// it (invariant 18).
+	{Pkg: evidence + "/signkey"},
 	// The port; store/sqlite, store/postgres and store/storetest inherit it
 	// plus store.
 	{Pkg: store, MayImport: []string{domain}},
@@ -178,9 +185,10 @@ var Rules = []Rule{
 	// The demo's stages and expectations: everything but cli.
 	{Pkg: demo, MayImport: []string{Everything}, MayNotImport: []string{cli}},
 	// The composition root: the command tree assembled from the command
-	// packages, and exit codes. Nothing of the engine but taking secrets out
-	// of the environment at start.
-	{Pkg: cli, MayImport: []string{cmds + "/...", cmdutil, secret}},
+	// packages, and exit codes. Nothing of the engine but taking secrets
+	// (and the signing key) out of the environment at start.
+	// It also takes CUA_SIGNING_KEY out of the environment (signkey).
+	{Pkg: cli, MayImport: []string{cmds + "/...", cmdutil, secret, evidence + "/signkey"}},
 	// One package per command (internal/cmd/<name>, inheriting this row):
 	// flags, validation and printing, wiring every adapter through launch,
 	// with no engine logic of their own: resolving targets, reading
@@ -190,6 +198,9 @@ var Rules = []Rule{
 	// What every command shares: streams, the factory, exit-code errors,
 	// flag helpers and opening the catalog a --db names.
 	{Pkg: cmdutil, MayImport: []string{domain, redact, pipeline, launch, catalog, store, report}},
+	// The one bounded reader of files (invariant 22): stdlib only, a leaf
+	// every row but domain may import (see [Leaves]).
+	{Pkg: fsx},
 	// Test-only checker; its non-test code is stdlib only. Test files are
 	// never subject to import rules, so its tests may import anything.
 	{Pkg: archtest},
@@ -222,20 +233,22 @@ var LineBudgets = []LineBudget{
 	{Tree: cmdutil, Max: 300, Why: "only what every command shares"},
 }
 
-// Leaves are data-only packages that import nothing of the module. Any row
-// may import them except those in [noLeaves]: the schema package holds the
-// embedded JSON Schemas that capability, evidence, receipt and others
-// validate against, and a package of bytes cannot create a layering problem.
-var Leaves = []string{schema}
+// Leaves are packages that import nothing of the module. Any row may import
+// them except those in [noLeaves]: the schema package holds the embedded
+// JSON Schemas that capability, evidence, receipt and others validate
+// against, and fsx is the one bounded reader every package that reads a
+// file goes through (rule bounded-read); a package that imports nothing of
+// the module cannot create a layering problem.
+var Leaves = []string{schema, fsx}
 
 // noLeaves are the rows that may not import [Leaves]: domain is pure,
 // mockapp and archtest are stdlib only, and main imports only cli.
-var noLeaves = []string{domain, mockapp, statewire, archtest, cmdCua, schema, explorer}
+var noLeaves = []string{domain, mockapp, statewire, archtest, cmdCua, schema, explorer, fsx}
 
 // StdlibOnly are trees whose non-test code imports nothing outside the
 // standard library (rule stdlib-only; imports from the module are left to
 // rule import-rule).
-var StdlibOnly = []string{mockapp, statewire, archtest, explorer}
+var StdlibOnly = []string{mockapp, statewire, archtest, explorer, fsx}
 
 // ReplayTree is the tree that must not reach a model (invariant 1).
 const ReplayTree = replay
@@ -309,4 +322,40 @@ func join(lists ...[]string) []string {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// ReaderPkg is the one package that may read files whole or open them bare
+// (invariant 22): every other read goes through its bounded reader, which
+// refuses anything but a regular file and caps each kind's size.
+const ReaderPkg = fsx
+
+// BoundedReadTrees are the trees of cua itself held to rule bounded-read:
+// outside [ReaderPkg] their non-test files may not call os.ReadFile,
+// os.Open, ioutil.ReadFile or ioutil.ReadAll, nor io.ReadAll unless its
+// argument is written io.LimitReader(...) in the call (a bounded stream:
+// an HTTP body, a child's output). bench, e2e and examples are tools and
+// tests around cua, not cua, and are left out; so are test files.
+// os.OpenFile is not refused: cua opens files to write with it, and a read
+// through it is reviewed like any other.
+var BoundedReadTrees = []string{"internal", "cmd"}
+
+// UnboundedRead is one function allowed a read rule bounded-read refuses.
+type UnboundedRead struct {
+	File string // module-relative, slash-separated
+	Func string // as the rule names it: Name or Recv.Name
+	Why  string
+}
+
+// UnboundedReads are the only exceptions to rule bounded-read. Each reads a
+// path no user, flag or bundle names, or cannot import [ReaderPkg].
+var UnboundedReads = []UnboundedRead{
+	{File: "internal/archtest/archtest.go", Func: "checker.checkLineBudget",
+		Why: "the checker reads the module's own Go files and imports only the standard library"},
+	{File: "internal/surface/desktop/session.go", Func: "groupAlive", Why: "/proc/<pid>/stat, a kernel file"},
+	{File: "internal/surface/browser/browser.go", Func: "profileOf", Why: "/proc/<pid>/cmdline, a kernel file"},
+	{File: "internal/surface/browser/browser.go", Func: "browserBinary",
+		Why: "two bytes of Debian's fixed chromium wrapper path, never a user's path"},
+	{File: "internal/store/pgtest/pgtest.go", Func: "Server.run", Why: "a test helper's own PostgreSQL log"},
+	{File: "internal/model/modeltest/server.go", Func: "Server.serve",
+		Why: "a test fake reading a request body its own test's client sent"},
 }

@@ -29,8 +29,9 @@ func WriteDetail(w io.Writer, d *Detail) error {
 		fmt.Fprintf(w, " (%s)", d.Problem)
 	}
 	fmt.Fprintf(w, "\ncontent hash: %s\nadded:        %s\n\napprovals (%d):\n", v.ContentHash, stamp(v.CreatedAt), len(d.Approvals))
+	now := time.Now()
 	for _, a := range d.Approvals {
-		fmt.Fprintf(w, "  %s  %s  by %s at %s  %s\n", a.ID, approvalState(a), a.Approver, stamp(a.CreatedAt), Describe(a))
+		fmt.Fprintf(w, "  %s  %s  by %s at %s  %s\n", a.ID, approvalState(a, now), a.Approver, stamp(a.CreatedAt), Describe(a))
 	}
 	fmt.Fprintf(w, "\nlast runs (%d):\n", len(d.Runs))
 	return WriteRuns(w, d.Runs)
@@ -95,12 +96,16 @@ func Describe(a store.Approval) string {
 	return strings.Join(parts, "; ")
 }
 
-func approvalState(a store.Approval) string {
+// approvalState says whether a is usable at now: revoked, used (a one-off
+// consumed), expired, or active.
+func approvalState(a store.Approval, now time.Time) string {
 	switch {
 	case !a.RevokedAt.IsZero():
-		return "revoked"
+		return "revoked " + stamp(a.RevokedAt)
 	case a.ConsumedBy != "":
 		return "used by " + a.ConsumedBy
+	case !a.ExpiresAt.IsZero() && !now.Before(a.ExpiresAt):
+		return "expired " + stamp(a.ExpiresAt)
 	}
 	return "active"
 }

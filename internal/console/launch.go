@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/hitl"
 )
 
@@ -32,7 +32,7 @@ type Options struct {
 // ReadToken reads a sign-in token from a file: its first line, at least 16
 // characters.
 func ReadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := fsx.ReadFile(path, fsx.MaxToken)
 	if err != nil {
 		return "", fmt.Errorf("token file: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/cuahq/cua/internal/codegen"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/surface/browser"
 )
 
@@ -29,7 +30,7 @@ func (e *env) codegenStage() *Result {
 	if err != nil {
 		return r.fail("codegen: %v", err)
 	}
-	spec, err := os.ReadFile(path)
+	spec, err := fsx.ReadFile(path, fsx.MaxRecord)
 	if err != nil {
 		return r.fail("read the spec: %v", err)
 	}

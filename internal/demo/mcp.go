@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/mcpserver"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/surface"
@@ -178,7 +178,7 @@ func compact(r toolspec.Result) string {
 }
 
 func readRecord(path string) (*domain.RunRecord, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadFile(path, fsx.MaxRecord)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/fsx"
 )
 
 // Row is one line of a batch's inputs file.
@@ -38,7 +39,7 @@ type Row struct {
 // "$secret:REF", a JSON Lines value {"$secret": "REF"}. Errors name the
 // file and row.
 func ReadRows(path string) ([]Row, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadFile(path, fsx.MaxBatchInputs)
 	if err != nil {
 		return nil, fmt.Errorf("--inputs: %w", err)
 	}
@@ -243,7 +244,7 @@ func (q *Queue) RunBatch(ctx context.Context, p BatchParams) (Progress, error) {
 	if err != nil {
 		return pr, err
 	}
-	f, err := os.OpenFile(p.Out, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := fsx.OpenAppend(p.Out, 0o600)
 	if err != nil {
 		return pr, fmt.Errorf("--out: %w", err)
 	}
@@ -389,7 +390,7 @@ func rowResult(n int, j *Job) RowResult {
 // missing file is empty, and a torn last line (a crash mid-write) is
 // ignored.
 func ReadResults(path string) (map[string]RowResult, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadFile(path, fsx.MaxBatchResults)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]RowResult{}, nil
 	}

@@ -8,11 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -166,7 +166,8 @@ func riverConfig(cfg Config) *river.Config {
 // openSQLite opens the queue file with one connection (River's advice for
 // SQLite), WAL and a busy timeout so several processes can share it.
 func openSQLite(ctx context.Context, path string, rc *river.Config, workers int) (*Queue, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// 0600 in a 0700 directory before SQLite opens it (invariant 22).
+	if err := fsx.PrepareDataFile(path); err != nil {
 		return nil, fmt.Errorf("open queue %s: %w", path, err)
 	}
 	q := url.Values{}

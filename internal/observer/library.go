@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/evidence"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/redact"
 )
 
@@ -183,16 +183,8 @@ func (l *Library) read(ls *listing, rep evidence.Report, rel string) ([]byte, er
 		}
 		return nil, nil
 	}
-	fh, err := os.OpenFile(filepath.Join(ls.dir, filepath.FromSlash(rel)), os.O_RDONLY|noFollow, 0)
+	raw, err := fsx.ReadFileNoFollow(filepath.Join(ls.dir, filepath.FromSlash(rel)), maxFile)
 	if err != nil {
-		return nil, errNotServed
-	}
-	defer fh.Close()
-	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, errNotServed
-	}
-	raw, err := io.ReadAll(io.LimitReader(fh, maxFile+1))
-	if err != nil || len(raw) > maxFile {
 		return nil, errNotServed
 	}
 	if l.opts.Safe && !matchesReport(rep, rel, raw) {

@@ -31,6 +31,7 @@ import (
 	"github.com/cuahq/cua/internal/agent"
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/recorder"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/surface"
@@ -203,7 +204,7 @@ func eval(ctx context.Context, p Params, loaded *capability.Loaded, inputs map[s
 // cassette by content instead of the run (whose evidence still goes to the
 // run's own directory).
 func CassetteProvenance(path string) (string, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := fsx.ReadFile(path, fsx.MaxCassette)
 	if err != nil {
 		return "", err
 	}

@@ -54,6 +54,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/model"
 	"github.com/gowebpki/jcs"
 )
@@ -331,7 +332,7 @@ func WithRedact(redact func(string) string) Option {
 // cannot be read, is not a cassette of this format, or holds an exchange
 // whose digest does not match its request (a hand edit).
 func Open(path string, opts ...Option) (*Player, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsx.ReadFile(path, fsx.MaxCassette)
 	if err != nil {
 		return nil, fmt.Errorf("cassette: %w", err)
 	}

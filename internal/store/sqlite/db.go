@@ -17,10 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/store"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -47,7 +46,8 @@ func Open(ctx context.Context, path string, cfg store.Config) (*DB, error) {
 	if path == "" {
 		return nil, fmt.Errorf("open sqlite: path is required: %w", store.ErrInvalid)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	// 0600 in a 0700 directory before SQLite opens it (invariant 22).
+	if err := fsx.PrepareDataFile(path); err != nil {
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
 	q := url.Values{}
