@@ -111,10 +111,10 @@ func TestResolveAnchors(t *testing.T) {
 			want{role: "textbox", name: "", k: 4, strategy: domain.StrategyStructuralAnchor}},
 		{"anchor narrows an ambiguous name", d, domain.TargetDescriptor{Role: "button", Name: exact("Edit"), Anchor: anchor(domain.RelRowOf, "Checking")},
 			want{role: "button", name: "Edit", k: 1, strategy: domain.StrategySemanticExact, cands: 1}},
-		{"anchor that narrows nothing leaves the ambiguity", d, domain.TargetDescriptor{Role: "button", Name: exact("Edit"), Anchor: anchor(domain.RelRowOf, "Loans")},
-			want{code: domain.CodeTargetAmbiguous, strategy: domain.StrategySemanticExact}},
-		{"a unique name does not need its anchor", d, domain.TargetDescriptor{Role: "button", Name: exact("Clear"), Anchor: anchor(domain.RelRowOf, "Loans")},
-			want{role: "button", name: "Clear", strategy: domain.StrategySemanticExact}},
+		{"an anchor no name match satisfies is not found, not ambiguous", d, domain.TargetDescriptor{Role: "button", Name: exact("Edit"), Anchor: anchor(domain.RelRowOf, "Loans")},
+			want{code: domain.CodeTargetNotFound, msg: []string{"2 node(s) match the role and name, none row_of \"Loans\""}}},
+		{"a unique name still needs its anchor", d, domain.TargetDescriptor{Role: "button", Name: exact("Clear"), Anchor: anchor(domain.RelRowOf, "Loans")},
+			want{code: domain.CodeTargetNotFound, msg: []string{"1 node(s) match the role and name, none row_of \"Loans\""}}},
 
 		// labelled_by
 		{"labelled_by a preceding label", f, domain.TargetDescriptor{Role: "textbox", Anchor: anchor(domain.RelLabelledBy, "Account number")},
@@ -153,6 +153,105 @@ func TestResolveAnchors(t *testing.T) {
 			want{role: "button", name: "Edit", k: 1, strategy: domain.StrategyStructuralAnchor, cands: 3}},
 		{"drift to the anchor", d, domain.TargetDescriptor{Role: "searchbox", Anchor: anchor(domain.RelWithinSection, "Member lookup"), RecordedStrategy: domain.StrategySemanticExact},
 			want{role: "searchbox", name: "Quick find", strategy: domain.StrategyStructuralAnchor, drifted: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			checkResolve(t, tt.s, tt.d, tt.w)
+		})
+	}
+}
+
+// lookup is a member page: one "Look up" button next to the member's label
+// (the page shows member 1002), with a cached CSS hint.
+func lookup(tb testing.TB) *domain.UiSnapshot {
+	tb.Helper()
+	return build(tb, n("document", "Member",
+		n("main", "",
+			n("heading", "Member record", text("Member record")),
+			n("generic", "",
+				n("text", "Member 1002"),
+				n("button", "Look up", text("Look up")).withCSS("#lookup"),
+			),
+		),
+	))
+}
+
+// twoLookups shows two members, each with its own "Look up" button.
+func twoLookups(tb testing.TB) *domain.UiSnapshot {
+	tb.Helper()
+	return build(tb, n("document", "Members",
+		n("main", "",
+			n("generic", "",
+				n("text", "Member 1001"),
+				n("button", "Look up", text("Look up")).withCSS("#lookup-1001"),
+			),
+			n("generic", "",
+				n("text", "Member 1002"),
+				n("button", "Look up", text("Look up")).withCSS("#lookup-1002"),
+			),
+		),
+	))
+}
+
+// TestAnchorAlwaysApplies: a candidate satisfies name AND anchor on every
+// rung (invariant 23); a lone name match beside another label, or a cached
+// hint's node beside it, is TARGET_NOT_FOUND naming the anchor.
+func TestAnchorAlwaysApplies(t *testing.T) {
+	t.Parallel()
+	one, two := lookup(t), twoLookups(t)
+	named := func(member string) domain.TargetDescriptor {
+		return domain.TargetDescriptor{Role: "button", Name: exact("Look up"), Anchor: anchor(domain.RelAdjacentTo, member)}
+	}
+	withCSS := func(d domain.TargetDescriptor, css string) domain.TargetDescriptor {
+		d.Hints = &domain.Hints{CSS: css}
+		return d
+	}
+	unnamed := func(rel domain.AnchorRelation, member string) domain.TargetDescriptor {
+		return domain.TargetDescriptor{Role: "button", Anchor: anchor(rel, member)}
+	}
+	notFound := func(rel domain.AnchorRelation, member string, more ...string) want {
+		return want{code: domain.CodeTargetNotFound, msg: append([]string{string(rel) + ` "` + member + `"`}, more...)}
+	}
+	tests := []struct {
+		name string
+		s    *domain.UiSnapshot
+		d    domain.TargetDescriptor
+		w    want
+	}{
+		{"single name match, anchor does not hold", one, named("Member 1001"),
+			notFound(domain.RelAdjacentTo, "Member 1001", "1 node(s) match the role and name, none adjacent_to")},
+		{"single name match, anchor holds", one, named("Member 1002"),
+			want{role: "button", name: "Look up", strategy: domain.StrategySemanticExact, cands: 1}},
+		{"single normalized name match, anchor does not hold", one,
+			domain.TargetDescriptor{Role: "button", Name: exact("LOOK UP"), Anchor: anchor(domain.RelAdjacentTo, "Member 1001")},
+			notFound(domain.RelAdjacentTo, "Member 1001", "semantic_normalized")},
+		{"single match, other relations", one, domain.TargetDescriptor{Role: "button", Name: exact("Look up"), Anchor: anchor(domain.RelWithinSection, "Member 1001")},
+			notFound(domain.RelWithinSection, "Member 1001")},
+		{"two name matches, the anchored one", two, named("Member 1002"),
+			want{role: "button", name: "Look up", k: 1, strategy: domain.StrategySemanticExact, cands: 1}},
+		{"two name matches, the other anchored one", two, named("Member 1001"),
+			want{role: "button", name: "Look up", k: 0, strategy: domain.StrategySemanticExact, cands: 1}},
+		{"two name matches, none anchored", two, named("Member 1003"),
+			notFound(domain.RelAdjacentTo, "Member 1003", "2 node(s)")},
+		{"hint rung whose node fails the anchor is refused (named)", one, withCSS(named("Member 1001"), "#lookup"),
+			notFound(domain.RelAdjacentTo, "Member 1001", "hint_cached")},
+		{"hint rung whose node fails the anchor is refused (unnamed)", one, withCSS(unnamed(domain.RelAdjacentTo, "Member 1001"), "#lookup"),
+			notFound(domain.RelAdjacentTo, "Member 1001", "hint_cached")},
+		{"hint rung, other member's hint", two, withCSS(unnamed(domain.RelRowOf, "Member 1001"), "#lookup-1002"),
+			notFound(domain.RelRowOf, "Member 1001", "hint_cached")},
+		{"hint of a renamed control fails the anchor", two,
+			withCSS(domain.TargetDescriptor{Role: "button", Name: exact("Find"), Anchor: anchor(domain.RelAdjacentTo, "Member 1001")}, "#lookup-1002"),
+			notFound(domain.RelAdjacentTo, "Member 1001")},
+		{"anchor satisfied, out of scope", one,
+			domain.TargetDescriptor{Role: "button", Name: exact("Look up"), Anchor: anchor(domain.RelAdjacentTo, "Member 1002"), Scope: &domain.Scope{Region: "Other"}},
+			want{code: domain.CodeTargetNotFound}},
+		{"anchor satisfied, in scope", one,
+			domain.TargetDescriptor{Role: "button", Name: exact("Look up"), Anchor: anchor(domain.RelAdjacentTo, "Member 1002"), Scope: &domain.Scope{Region: "Member record"}},
+			want{role: "button", name: "Look up", strategy: domain.StrategySemanticExact}},
+		{"ordinal counts among the anchored", two,
+			domain.TargetDescriptor{Role: "button", Name: exact("Look up"), Anchor: anchor(domain.RelAdjacentTo, "Member 1002"), Ordinal: ptr(2)},
+			want{code: domain.CodeTargetNotFound, msg: []string{"ordinal 2 out of range, 1 candidate(s)"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,17 +18,21 @@
 //     name, anchor candidates must also match it: an anchor narrows, it never
 //     replaces a name, so a renamed control is not found through its anchor.
 //  4. hint_cached: nodes whose cached CSS equals the hint, accepted only if
-//     they also satisfy role and name.
+//     they also satisfy role, name, scope and anchor.
 //  5. ordinal_in_region: role in scope, for descriptors with neither name nor
 //     anchor (with an ordinal, the Nth; without one, the only such node).
 //
-// A descriptor with both a name and an anchor: when a semantic rung yields
-// several candidates, those that also satisfy the anchor (as on the
-// structural_anchor rung) are kept if there is at least one, and an ordinal
-// counts among them; so "the Edit button in the Savings row" is
-// {button "Edit", row_of "Savings"}. A unique name never needs its anchor,
-// and with a name the structural_anchor rung can only find what the semantic
-// rungs already found, so the anchor never finds a renamed control.
+// A descriptor's anchor always applies (invariant 23): with an anchor, a
+// candidate on every rung (semantic_exact, semantic_normalized, hint_cached)
+// must also be one of the structural_anchor candidates, so a rung whose
+// name (or hint) matches satisfy no anchor yields nothing and the ladder
+// goes on; when no rung is left it is TARGET_NOT_FOUND, and the message
+// says how many nodes matched the role and name and which anchor none
+// satisfied. So "the Edit button in the Savings row" is {button "Edit",
+// row_of "Savings"}, an ordinal counts among the anchored candidates, and
+// the lone "Look up" next to another member's label is not found. With a
+// name, the structural_anchor rung can only find what the semantic rungs
+// already found, so the anchor never finds a renamed control.
 //
 // Common to every rung: hidden nodes are never candidates; disabled nodes
 // are (dispatch refuses them); a descriptor role is canonicalised with

@@ -103,15 +103,23 @@ type resolver struct {
 	matches []int32
 	inner   []bool
 	prose   []bool
-	// inlineHit is set when the anchor rung decided on inline labels.
+	// inlineHit is set when the anchor's candidates are inline labels.
 	inlineHit bool
-	stack     []int32
-	anc       []int32
-	buf       []byte
-	tried     [5]domain.Strategy
-	ntried    int
-	scopeRC   regionCache
-	anchRC    regionCache
+	// anchored is set when the descriptor has an anchor; anch then holds
+	// its candidates (document order), which every rung's candidates must
+	// be among.
+	anchored bool
+	anch     []int32
+	// unanchored is the most candidates a rung had before the anchor
+	// removed them all (for the not-found message).
+	unanchored int
+	stack      []int32
+	anc        []int32
+	buf        []byte
+	tried      [5]domain.Strategy
+	ntried     int
+	scopeRC    regionCache
+	anchRC     regionCache
 
 	// Lazily folded names (contains matching): gen[i] == cur marks node i's
 	// folded name as arena[off[2i]:off[2i+1]].
@@ -143,6 +151,7 @@ func getResolver() *resolver { return resolverPool.Get().(*resolver) }
 
 func putResolver(r *resolver) {
 	r.s, r.nodes, r.d, r.re = nil, nil, nil, nil
+	r.anchored, r.unanchored = false, 0
 	r.desc = domain.TargetDescriptor{}
 	r.scopeRC, r.anchRC = regionCache{}, regionCache{}
 	if cap(r.arena) > 1<<20 {
@@ -335,51 +344,64 @@ const (
 
 // run climbs down the ladder and returns the deciding rung ("" when none
 // yields a candidate); the candidates are in r.cands.
+//
+// A descriptor's anchor applies on every rung: with an anchor, a rung's
+// candidates are only the nodes that also satisfy it (the structural_anchor
+// candidates, computed once), so a lone name match beside another label is
+// no candidate at all, and neither is a cached hint's node.
 func (r *resolver) run() domain.Strategy {
 	r.scan()
+	r.unanchored, r.anchored = 0, false
+	if r.d.Anchor != nil {
+		r.anchor()
+		r.anch = append(r.anch[:0], r.cands...)
+		r.anchored = true
+	}
 	if r.hasName {
-		if r.collect(rungExact, domain.StrategySemanticExact) {
-			r.narrow()
+		if r.collect(rungExact, domain.StrategySemanticExact) && r.narrow() {
 			return domain.StrategySemanticExact
 		}
-		if r.mode != domain.MatchRegex && r.fname != "" && r.collect(rungNormalized, domain.StrategySemanticNormalized) {
-			r.narrow()
+		if r.mode != domain.MatchRegex && r.fname != "" && r.collect(rungNormalized, domain.StrategySemanticNormalized) && r.narrow() {
 			return domain.StrategySemanticNormalized
 		}
 	}
-	if r.d.Anchor != nil {
+	if r.anchored {
 		r.mark(domain.StrategyStructuralAnchor)
-		if r.anchor() {
+		r.cands = append(r.cands[:0], r.anch...)
+		if len(r.cands) > 0 {
 			return domain.StrategyStructuralAnchor
 		}
 	}
-	if r.css != "" && r.collect(rungHint, domain.StrategyHintCached) {
+	if r.css != "" && r.collect(rungHint, domain.StrategyHintCached) && r.narrow() {
 		return domain.StrategyHintCached
 	}
 	if !r.hasName && r.d.Anchor == nil && r.collect(rungOrdinal, domain.StrategyOrdinalInRegion) {
 		return domain.StrategyOrdinalInRegion
 	}
+	r.cands = r.cands[:0]
 	return ""
 }
 
-// narrow keeps, of several semantic candidates, those that also satisfy the
-// descriptor's anchor, when at least one does.
-func (r *resolver) narrow() {
-	if r.d.Anchor == nil || len(r.cands) < 2 {
-		return
+// narrow keeps, of a rung's candidates, those that also satisfy the
+// descriptor's anchor (the structural_anchor candidates), and reports
+// whether any is left. Without an anchor it keeps them all. The most name
+// (or hint) matches an anchor left out is kept for the not-found message.
+func (r *resolver) narrow() bool {
+	if !r.anchored {
+		return len(r.cands) > 0
 	}
-	r.saved = append(r.saved[:0], r.cands...)
-	r.anchor()
 	kept := r.cands[:0]
+	n := len(r.cands)
 	for _, c := range r.cands {
-		if _, ok := searchInt32(r.saved, c); ok {
+		if _, ok := searchInt32(r.anch, c); ok {
 			kept = append(kept, c)
 		}
 	}
 	r.cands = kept
-	if len(r.cands) == 0 {
-		r.cands = append(r.cands, r.saved...)
+	if len(r.cands) == 0 && n > r.unanchored {
+		r.unanchored = n
 	}
+	return len(r.cands) > 0
 }
 
 func (r *resolver) mark(st domain.Strategy) {
@@ -439,10 +461,14 @@ func (r *resolver) result(st domain.Strategy) (Resolution, error) {
 	res := Resolution{Node: -1, Strategy: st, Candidates: len(r.cands)}
 	if st == "" {
 		res.Candidates = 0
+		if r.unanchored > 0 {
+			return res, domain.Errorf(domain.CodeTargetNotFound, "no node matches %s: %d node(s) match the role and name, none %s %q (tried %s)",
+				Describe(*d), r.unanchored, d.Anchor.Relation, d.Anchor.Text, r.triedList())
+		}
 		return res, domain.Errorf(domain.CodeTargetNotFound, "no node matches %s (tried %s)", Describe(*d), r.triedList())
 	}
 	res.Drifted = d.RecordedStrategy != "" && st.Strength() > d.RecordedStrategy.Strength()
-	if st == domain.StrategyStructuralAnchor && r.inlineHit {
+	if r.anchored && r.inlineHit {
 		res.Label = d.Anchor.Text
 	}
 	switch {

@@ -18,7 +18,7 @@ const maxAnchorTries = 8
 //  3. the same (name or not) + an anchor: labelled_by the label or text
 //     node right before it, row_of each other cell of its innermost row,
 //     adjacent_to the nearest label or text node before it (each without,
-//     then with, the region); for a named node the anchor only narrows
+//     then with, the region); for a named node the anchor narrows
 //     several same-named candidates (the Edit button of the Savings row);
 //  4. for an unnamed node, role + scope alone;
 //  5. role (+ exact name) + scope + region, then without region, with the
