@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/cuahq/cua/internal/fsx"
 )
 
 // ManifestFile is the name of a finished bundle's manifest.
@@ -94,7 +95,7 @@ func digestFiles(dir string) (map[string]FileDigest, error) {
 }
 
 func digestFile(p string) (FileDigest, error) {
-	f, err := os.Open(p)
+	f, err := fsx.OpenNoFollow(p)
 	if err != nil {
 		return FileDigest{}, err
 	}

@@ -8,13 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/redact"
 )
 
@@ -63,7 +62,7 @@ const (
 )
 
 // maxVerifyFile bounds how much of one file the secret and path scans read.
-const maxVerifyFile = 64 << 20
+const maxVerifyFile = fsx.MaxBundleFile
 
 // hostPathPrefixes start absolute host paths a shareable bundle must not
 // hold (a user's home, a temp dir, a machine's layout).
@@ -102,12 +101,12 @@ func Verify(dir string, canaries []string) Report {
 }
 
 func readManifest(dir string) (*Manifest, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	raw, err := fsx.ReadFileNoFollow(filepath.Join(dir, ManifestFile), fsx.MaxManifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errors.New("manifest.json: missing (the bundle was not finished)")
 	}
 	if err != nil {
-		return nil, errors.New("manifest.json: unreadable")
+		return nil, errors.New(unreadable(ManifestFile, "unreadable", err))
 	}
 	var m Manifest
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -124,9 +123,9 @@ func readManifest(dir string) (*Manifest, error) {
 // checkChain verifies events.jsonl line by line and records the first
 // broken link; then that the chain ends where the manifest says.
 func (rep *Report) checkChain(dir string, m *Manifest) {
-	raw, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+	raw, err := fsx.ReadFileNoFollow(filepath.Join(dir, "events.jsonl"), fsx.MaxBundleFile)
 	if err != nil {
-		rep.Reasons = append(rep.Reasons, "events.jsonl: missing or unreadable")
+		rep.Reasons = append(rep.Reasons, unreadable("events.jsonl", "missing or unreadable", err))
 		return
 	}
 	head, n, broken := verifyChain(raw)
@@ -272,20 +271,22 @@ func (rep *Report) scan(dir string, onDisk map[string]FileDigest, canaries []str
 	}
 }
 
+// readBounded reads a bundle file through cua's one bounded reader: a
+// symlink, device or FIFO is refused, and so is a file over maxVerifyFile.
 func readBounded(p string) ([]byte, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
+	return fsx.ReadFileNoFollow(p, maxVerifyFile)
+}
+
+// unreadable is the reason a bundle file could not be read, naming it
+// (never the host path): not a regular file, too large, or otherwise what.
+func unreadable(name, what string, err error) string {
+	switch {
+	case errors.Is(err, fsx.ErrNotRegular):
+		return name + ": not a regular file (a symlink, device or FIFO is never read)"
+	case errors.Is(err, fsx.ErrTooLarge):
+		return name + ": too large to read"
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxVerifyFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxVerifyFile {
-		return nil, fmt.Errorf("larger than %d bytes", maxVerifyFile)
-	}
-	return data, nil
+	return name + ": " + what
 }
 
 func (rep *Report) scanSecrets(name string, data []byte, red *redact.Redactor, binary bool) {
