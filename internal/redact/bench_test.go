@@ -121,6 +121,19 @@ func BenchmarkRegisterLiteral(b *testing.B) {
 	}
 }
 
+// BenchmarkRegisterAndRedact registers 20 literals one at a time, each
+// followed by a redaction, so every registration costs a compilation.
+func BenchmarkRegisterAndRedact(b *testing.B) {
+	lits := benchLiterals(20)
+	for b.Loop() {
+		r := New()
+		for _, l := range lits {
+			r.RegisterLiteral(l)
+			_ = r.String("step dispatched")
+		}
+	}
+}
+
 // BenchmarkRegisterLiteralInto1000 registers one more literal into a
 // Redactor that already holds 1,000.
 func BenchmarkRegisterLiteralInto1000(b *testing.B) {
@@ -129,6 +142,7 @@ func BenchmarkRegisterLiteralInto1000(b *testing.B) {
 	for b.Loop() {
 		i++
 		r.RegisterLiteral(fmt.Sprintf("extra-literal-%08d", i))
+		_ = r.String("step dispatched")
 	}
 }
 

@@ -6,9 +6,12 @@
 // A [Redactor] does two things to text:
 //
 //   - Literals. [Redactor.RegisterLiteral] records a secret value (a resolved
-//     password, a sensitive input). Every later occurrence of it, and of its
-//     URL-encoded, JSON-escaped and HTML-escaped forms, is replaced by
-//     [Marker]. Literals shorter than the minimum length (3 runes unless
+//     password, a sensitive input). Every later occurrence of it, of its
+//     URL-encoded, JSON-escaped, HTML-escaped, base64 and hex forms, of it
+//     with its case changed or blanks put in, and of it cut by a character
+//     or two at its ends (see RegisterLiteral for the exact rules, which
+//     hold for a secret of any length) is replaced by [Marker]. Literals
+//     shorter than the minimum length (3 runes unless
 //     [WithMinLiteralLength] says otherwise) are accepted but never matched:
 //     replacing every "ab" or "12" would destroy the text around it.
 //     Overlapping and nested literals are handled by replacing the union of

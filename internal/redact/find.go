@@ -7,8 +7,9 @@ import (
 
 // Kinds Find reports besides the patterns'.
 const (
-	// KindLiteral: a registered literal, one of its encoded forms, or a
-	// 12-rune fragment of it (see FragmentLen).
+	// KindLiteral: a registered literal, one of its encoded forms, its
+	// folded or cut forms, or a 12-rune fragment of it (see
+	// Redactor.RegisterLiteral).
 	KindLiteral Kind = "literal"
 	// KindPrivateKey: a PEM private key block header (five dashes, BEGIN,
 	// a key type, PRIVATE KEY, five dashes).
@@ -28,8 +29,7 @@ type Finding struct {
 // pattern match inside them, as in String.
 func (r *Redactor) Find(s string) []Finding {
 	var out []Finding
-	m, frags := r.matcher()
-	lits := mergeIntervals(m.find(s), frags.find(s))
+	lits := r.literalIntervals(s)
 	for _, iv := range lits {
 		out = append(out, Finding{Start: iv.start, End: iv.end, Kind: KindLiteral})
 	}

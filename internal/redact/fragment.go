@@ -215,13 +215,16 @@ func mergeIntervals(a, b []interval) []interval {
 	return out
 }
 
-// Reveals reports whether text holds any of secrets: a secret whole, or,
-// for a secret of FragmentLen or more runes (after folding case and
-// dropping whitespace), any FragmentLen-rune run of it compared the same
-// way. It is the read-back guard's matcher: an engine refuses to extract or
-// echo a text that reveals a secret it typed. Empty secrets are ignored.
+// Reveals reports whether text holds any of secrets under the rules a
+// Redactor applies to a registered literal (see RegisterLiteral): whole,
+// in an encoded form, folded (case, whitespace), cut at its ends or, for a
+// secret of FragmentLen or more runes, any FragmentLen-rune run of it. A
+// secret of any length counts, even one too short for a Redactor's
+// minimum. It is the read-back guard's matcher: an engine refuses to
+// extract or echo a text that reveals a secret it typed. Empty secrets are
+// ignored.
 func Reveals(text string, secrets ...string) bool {
-	var long []string
+	var lits []string
 	for _, s := range secrets {
 		if s == "" {
 			continue
@@ -229,7 +232,10 @@ func Reveals(text string, secrets ...string) bool {
 		if strings.Contains(text, s) {
 			return true
 		}
-		long = append(long, s)
+		lits = append(lits, s)
 	}
-	return len((*fragmentIndex)(nil).with(long).find(text)) > 0
+	if len(lits) == 0 {
+		return false
+	}
+	return len(New(WithMinLiteralLength(1), WithLiterals(lits...)).literalIntervals(text)) > 0
 }

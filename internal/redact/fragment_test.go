@@ -20,7 +20,8 @@ func TestFragmentRedaction(t *testing.T) {
 		{"upper case", "PW " + strings.ToUpper(secret[3:20]) + ".", "PW [REDACTED]."},
 		{"whitespace normalised", "pw canary - 7fq2 -\n zx9k tail", "pw [REDACTED] tail"},
 		{"11 runes stay", "pw Canary-7fQ2 end", "pw Canary-7fQ2 end"},
-		{"short literal whole only", "pw short-pw1 and SHORT-PW1", "pw [REDACTED] and SHORT-PW1"},
+		{"short literal folded whole", "pw short-pw1 and SHORT-PW1", "pw [REDACTED] and [REDACTED]"},
+		{"short literal cut by two", "pw hort-pw and short-", "pw [REDACTED] and short-"},
 		{"unrelated", "nothing of it here at all, Canary-", "nothing of it here at all, Canary-"},
 		{"non-ascii around", "«Lm4P-0042Canary» x", "«Lm4P-0042Canary» x"},
 	}
@@ -58,7 +59,11 @@ func TestReveals(t *testing.T) {
 		{"case and spaces", "CANARY 7FQ2 zx9k", []string{"Canary 7fQ2 zX9k"}, true},
 		{"11 of a long one", "Canary-7fQ2", []string{secret}, false},
 		{"short secret whole", "typed hunter2!", []string{"hunter2"}, true},
-		{"short secret changed", "typed HUNTER2", []string{"hunter2"}, false},
+		{"short secret folded", "typed H U N T E R 2", []string{"hunter2"}, true},
+		{"short secret cut", "operator OP100 signed on", []string{"OP1001"}, true},
+		{"short secret in base64", "auth T1AxMDAx", []string{"OP1001"}, true},
+		{"short secret inside a word", "stop 1001 items", []string{"OP1001"}, false},
+		{"two-rune secret whole", "code x7!", []string{"x7"}, true},
 		{"none", "balance 1234.56", []string{secret, "hunter2"}, false},
 		{"empty secret ignored", "anything", []string{""}, false},
 	}

@@ -139,6 +139,20 @@ type dfa struct {
 	first   [256]bool
 	only    byte
 	onlyOne bool
+	// pair, when every pattern has two bytes or more, holds the first two
+	// bytes of each: in the start state a byte followed by a byte no
+	// pattern starts with is skipped.
+	pair *pairSet
+}
+
+// pairSet is a set of byte pairs.
+type pairSet [1 << 10]uint64
+
+func (p *pairSet) add(a, b byte) { k := uint(a)<<8 | uint(b); p[k>>6] |= 1 << (k & 63) }
+
+func (p *pairSet) has(a, b byte) bool {
+	k := uint(a)<<8 | uint(b)
+	return p[k>>6]&(1<<(k&63)) != 0
 }
 
 // with returns a matcher that also finds patterns. m may be nil.
@@ -199,9 +213,14 @@ func (m *matcher) chunks() []*dfa {
 }
 
 func buildDFA(patterns []string) *dfa {
-	d := &dfa{}
+	d := &dfa{pair: &pairSet{}}
 	nfirst := 0
 	for _, p := range patterns {
+		if len(p) < 2 {
+			d.pair = nil
+		} else if d.pair != nil {
+			d.pair.add(p[0], p[1])
+		}
 		if !d.first[p[0]] {
 			d.first[p[0]] = true
 			d.only = p[0]
@@ -331,22 +350,31 @@ func (d *dfa) scan(s string, out []interval) []interval {
 	base := len(out)
 	first := &d.first
 	row := int32(0)
+	pair := d.pair
 	for i := 0; i < len(s); i++ {
 		if row == 0 {
-			// In the start state only a pattern's first byte leads anywhere.
-			if d.onlyOne {
-				k := strings.IndexByte(s[i:], d.only)
-				if k < 0 {
+			// In the start state only a pattern's first byte (and, when
+			// every pattern has two, its first two) leads anywhere.
+			for {
+				if d.onlyOne {
+					k := strings.IndexByte(s[i:], d.only)
+					if k < 0 {
+						i = len(s)
+						break
+					}
+					i += k
+				} else {
+					for i < len(s) && !first[s[i]] {
+						i++
+					}
+				}
+				if i == len(s) || pair == nil || i+1 < len(s) && pair.has(s[i], s[i+1]) {
 					break
 				}
-				i += k
-			} else {
-				for i < len(s) && !first[s[i]] {
-					i++
-				}
-				if i == len(s) {
-					break
-				}
+				i++
+			}
+			if i == len(s) {
+				break
 			}
 		}
 		row = delta[int(row)+int(class[s[i]])]

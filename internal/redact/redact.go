@@ -171,9 +171,14 @@ type Redactor struct {
 	mu       sync.RWMutex
 	literals map[string]bool // every registered literal, matched or not
 	forms    map[string]bool // spellings of the matched literals
-	m        *matcher        // immutable; replaced on registration
-	frags    *fragmentIndex  // immutable; replaced on registration
-	gen      atomic.Uint64   // bumped whenever m changes
+	folds    map[string]bool // folded patterns of the matched literals
+	m        *matcher        // immutable; replaced on compilation
+	folded   *matcher        // folded patterns (foldForms); immutable
+	frags    *fragmentIndex  // immutable; replaced on compilation
+	gen      atomic.Uint64   // bumped whenever the literals matched change
+	// pending holds what registration added since the automata were last
+	// compiled; the next redaction compiles it.
+	pending struct{ exact, folded, long []string }
 }
 
 // New returns a Redactor with every pattern on and the given literals
@@ -193,35 +198,50 @@ func New(opts ...Option) *Redactor {
 		}
 	}
 	r.register(c.literals...)
+	r.compile()
 	return r
 }
 
 // RegisterLiteral records a secret value. Every later call of any method
-// replaces each occurrence of s, and of its URL-encoded, JSON-escaped and
-// HTML-escaped forms, with Marker; when s is FragmentLen (12) runes or
-// longer, also every run of 12 or more of its runes compared after folding
-// case and dropping whitespace (a secret the page truncated, upper-cased
-// or spaced out). A literal shorter than the minimum length
-// (3 runes by default) is recorded but not matched. Registering the same
-// literal twice is harmless.
+// replaces with Marker each occurrence of s, whatever its length:
 //
-// Registration recompiles the newest part of the literal automaton (at most
-// a few hundred literals, a millisecond or so), however many literals came
-// before; redaction in progress on other goroutines finishes with the
-// automaton it started with.
+//   - as written, URL-encoded, JSON-escaped and HTML-escaped;
+//   - folded: compared after folding case and dropping whitespace
+//     ("op1001", "O P 1 0 0 1" for OP1001);
+//   - encoded: base64 (standard or URL alphabet, padded or not, alone or
+//     inside a longer encoded value such as a Basic credential), hex and
+//     every byte percent-encoded (any case, see encodedForms);
+//   - cut: when s is CutMinLen (8) folded runes or longer, with up to two
+//     characters cut from its ends in all; when it is ShortCutMinLen (6)
+//     or 7, with one cut from either end if what is left holds a letter
+//     and a digit ("OP100");
+//   - in fragments: when s is FragmentLen (12) runes or longer, every run
+//     of 12 or more of its folded runes (a secret the page truncated).
+//
+// A folded match that spans whitespace counts only when no letter or
+// digit touches it, so "stop 1001" is not OP1001. A literal shorter than
+// the minimum length (3 runes by default) is recorded but not matched.
+// Registering the same literal twice is harmless.
+//
+// Registration is cheap; the next redaction recompiles the newest part of
+// the literal automata (at most a few hundred literals, a few milliseconds),
+// however many literals came before, once for every literal registered
+// since the last. Redaction in progress on other goroutines finishes with
+// the automata it started with.
 func (r *Redactor) RegisterLiteral(s string) { r.register(s) }
 
 func (r *Redactor) register(lits ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.literals == nil {
-		r.literals, r.forms = map[string]bool{}, map[string]bool{}
+		r.literals, r.forms, r.folds = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	}
 	minLen := r.minLiteral
 	if minLen == 0 {
 		minLen = defaultMinLiteral
 	}
-	var added, long []string
+	added, folded, long := r.pending.exact, r.pending.folded, r.pending.long
+	n := len(added) + len(folded)
 	for _, s := range lits {
 		if s == "" || r.literals[s] {
 			continue
@@ -231,27 +251,64 @@ func (r *Redactor) register(lits ...string) {
 			continue
 		}
 		long = append(long, s)
-		for _, f := range literalForms(s) {
+		exact, enc := encodedForms(s)
+		for _, f := range append(literalForms(s), exact...) {
 			if !r.forms[f] {
 				r.forms[f] = true
 				added = append(added, f)
 			}
 		}
+		var folds []string
+		if n := normalizeFragment(s); len(n) >= minLen {
+			folds = foldForms(n)
+		}
+		for _, f := range append(folds, enc...) {
+			if !r.folds[f] {
+				r.folds[f] = true
+				folded = append(folded, f)
+			}
+		}
 	}
-	if len(added) > 0 {
-		r.m = r.m.with(added)
-		r.frags = r.frags.with(long)
+	r.pending.exact, r.pending.folded, r.pending.long = added, folded, long
+	if len(added)+len(folded) > n {
 		r.gen.Add(1)
 	}
+}
+
+// compile builds the automata of the pending literals and returns the
+// current ones.
+func (r *Redactor) compile() (*matcher, *matcher, *fragmentIndex) {
+	r.mu.RLock()
+	m, folded, frags := r.m, r.folded, r.frags
+	dirty := len(r.pending.exact)+len(r.pending.folded) > 0
+	r.mu.RUnlock()
+	if !dirty {
+		return m, folded, frags
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p := r.pending; len(p.exact)+len(p.folded) > 0 {
+		if len(p.exact) > 0 {
+			r.m = r.m.with(p.exact)
+		}
+		if len(p.folded) > 0 {
+			r.folded = r.folded.with(p.folded)
+		}
+		r.frags = r.frags.with(p.long)
+		r.pending.exact, r.pending.folded, r.pending.long = nil, nil, nil
+	}
+	return r.m, r.folded, r.frags
 }
 
 // generation changes whenever the set of matched literals does.
 func (r *Redactor) generation() uint64 { return r.gen.Load() }
 
-func (r *Redactor) matcher() (*matcher, *fragmentIndex) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.m, r.frags
+// literalIntervals returns the sorted, disjoint byte ranges of s that
+// hold a registered literal: one of its spellings (literalForms,
+// encodedForms), a folded whole or cut (foldForms) or a fragment.
+func (r *Redactor) literalIntervals(s string) []interval {
+	m, folded, frags := r.compile()
+	return mergeIntervals(mergeIntervals(m.find(s), folded.findFolded(s)), frags.find(s))
 }
 
 // String returns s with every registered literal replaced by Marker and
@@ -280,8 +337,7 @@ func (r *Redactor) Bytes(b []byte) []byte {
 }
 
 func (r *Redactor) literalPass(s string) string {
-	m, frags := r.matcher()
-	ivs := mergeIntervals(m.find(s), frags.find(s))
+	ivs := r.literalIntervals(s)
 	if len(ivs) == 0 {
 		return s
 	}

@@ -67,7 +67,7 @@ func TestLiterals(t *testing.T) {
 		{"overlap where the later starts first", []string{"defgh", "abcdefghij"}, "__abcdefghij__", "__[REDACTED]__"},
 		{"chain of overlaps", []string{"aab", "bba"}, "aabbaabba", "[REDACTED]"},
 		{"self overlap", []string{"aaa"}, "aaaaa b", "[REDACTED] b"},
-		{"case sensitive", []string{"Secret1"}, "secret1 Secret1", "secret1 [REDACTED]"},
+		{"case folded", []string{"Secret1"}, "secret1 Secret1 SECRET1", "[REDACTED] [REDACTED] [REDACTED]"},
 		{"short literal registered but not matched", []string{"ab", "7"}, "ab 7 abc", "ab 7 abc"},
 		{"three runes is enough", []string{"a1b"}, "xa1bx", "x[REDACTED]x"},
 		{"three multibyte runes", []string{"日本語"}, "こんにちは日本語!", "こんにちは[REDACTED]!"},
@@ -146,6 +146,7 @@ func TestManyLiteralsOneByOne(t *testing.T) {
 		lit := fmt.Sprintf("%03d:%s", i, printable[i:]) + string(printable[:i])
 		lits = append(lits, lit)
 		r.RegisterLiteral(lit)
+		_ = r.String("x") // compiles what was registered
 	}
 	if n := len(r.m.chunks()); n < 2 {
 		t.Fatalf("chunks = %d, want several", n)
