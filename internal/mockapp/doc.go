@@ -27,7 +27,7 @@
 //	                            button "Search", button "Clear" (reset)
 //	POST /content/search        member=5 digits known: 303 /content/member/{id}; unknown: status
 //	                            "Member not found"; else 400 alert "Member number must be 5 digits"
-//	GET  /content/member/{id}   heading "Member Details" (and "Member {id}" under stale_result); nested layout-table rows "Member number",
+//	GET  /content/member/{id}   heading "Member Details", heading "Member {id}"; nested layout-table rows "Member number",
 //	                            "Name", "Status", "Savings Balance", "As of" (11/30/2026);
 //	                            34567: text "No savings account on file" instead of the savings row;
 //	                            45678: heading "Restricted Record"; unknown: 404 "Member not found";

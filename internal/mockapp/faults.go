@@ -45,10 +45,10 @@ const (
 	// member's record (same layout, heading "Member NNNNN", name and
 	// balances; another fixture member when there is none), then replace it
 	// in place with the requested record after staleDelay. Eligible: member
-	// record pages. From the moment it is armed until the next reset, every
-	// Member Details page (stale or not) carries the identity heading
-	// "Member NNNNN" under "Member Details", so a capability can check it;
-	// without the fault the page is unchanged.
+	// record pages. Every Member Details page, with or without the fault,
+	// carries the identity heading "Member NNNNN" under "Member Details",
+	// so a capability can check it; only a capability that does reads the
+	// record asked for.
 	FaultStaleResult = "stale_result"
 )
 
@@ -215,7 +215,6 @@ func (s *Server) takeDropMark(id string) bool {
 // for number, and records number as the last member viewed.
 func (s *Server) staleFor(number string) member {
 	s.mu.Lock()
-	s.st.staleSeen = true
 	prev := s.st.lastMember
 	s.st.lastMember = number
 	s.mu.Unlock()
@@ -228,15 +227,6 @@ func (s *Server) staleFor(number string) member {
 		}
 	}
 	return members["12345"]
-}
-
-// identityHeading reports whether Member Details shows the heading
-// "Member NNNNN": while stale_result is armed or after it has fired, until
-// a reset.
-func (s *Server) identityHeading() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.faults[FaultStaleResult] != 0 || s.st.staleSeen
 }
 
 // setLastMember records the last member record viewed.

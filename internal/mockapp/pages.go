@@ -146,19 +146,16 @@ func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
 
 // memberData feeds the member details page.
 type memberData struct {
-	// Number, when set, is shown as the heading "Member NNNNN" (only in
-	// the slow-search mode of stale_result; see Server.identityHeading).
+	// Number is shown as the heading "Member NNNNN" under "Member
+	// Details" on every variant, so a capability can check that the record
+	// on screen is the one it asked for.
 	Number    string
 	Rows      []row
 	NoSavings bool
 }
 
-func newMemberData(m member, v variant, heading bool) memberData {
-	d := memberData{Rows: memberRows(m, v), NoSavings: !m.HasSavings}
-	if heading {
-		d.Number = m.Number
-	}
-	return d
+func newMemberData(m member, v variant) memberData {
+	return memberData{Number: m.Number, Rows: memberRows(m, v), NoSavings: !m.HasSavings}
 }
 
 func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
@@ -187,10 +184,9 @@ func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
 	default:
 		v := s.currentVariant()
 		stale := s.fire(FaultStaleResult)
-		heading := s.identityHeading()
-		p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v, heading), v: v}
+		p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v), v: v}
 		if stale {
-			p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v, heading)
+			p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v)
 		} else {
 			s.setLastMember(number)
 		}

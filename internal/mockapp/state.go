@@ -64,7 +64,6 @@ type state struct {
 	posts         map[string]int
 	dropMarks     map[string]bool // sessions session_drop_after_signon drops on their next content request
 	lastMember    string          // the last member record viewed, for stale_result
-	staleSeen     bool            // stale_result fired since the reset: keep the identity heading
 	drift         driftState      // see drift.go
 }
 
