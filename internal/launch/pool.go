@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,6 +48,10 @@ type pooled struct {
 	s    surface.Surface
 	uses int
 	last time.Time
+	// secrets are the secret values resolved in the session so far (its
+	// sign-on's operator id and password): whatever it shows later may
+	// echo them, so every run that takes it redacts them.
+	secrets []string
 }
 
 // NewPool returns a Pool that opens fresh sessions with open.
@@ -123,6 +128,36 @@ func (p *Pool) Return(s surface.Surface, rec *domain.RunRecord) {
 		s.Close()
 	}
 	closeAll(evicted)
+}
+
+// Secrets returns the secret values resolved in the lent session s by
+// the runs that used it before (see Remember), for the run that took it
+// to register with its redactor before it writes anything: a warm
+// session still shows what its sign-on typed (DESIGN invariants 6, 15).
+func (p *Pool) Secrets(s surface.Surface) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if w, ok := p.lent[s]; ok {
+		return slices.Clone(w.secrets)
+	}
+	return nil
+}
+
+// Remember adds secret values a run resolved in the lent session s to
+// the session's set; they stay with it, in this process's memory only,
+// until it is closed. Empty values are ignored.
+func (p *Pool) Remember(s surface.Surface, values ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w, ok := p.lent[s]
+	if !ok {
+		return
+	}
+	for _, v := range values {
+		if v != "" && !slices.Contains(w.secrets, v) {
+			w.secrets = append(w.secrets, v)
+		}
+	}
 }
 
 // Idle reports how many sessions wait in the pool.

@@ -13,6 +13,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,17 +89,79 @@ func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, 
 		return nil, err
 	}
 	red := redact.New()
+	var secrets runtime.SecretSource
+	var resolved *resolvedSecrets
+	if r.cfg.Secrets != nil {
+		resolved = &resolvedSecrets{src: r.cfg.Secrets}
+		secrets = resolved
+	}
 	o := replay.Options{Capability: req.Capability, Inputs: req.Inputs, BaseURL: req.BaseURL, Redactor: red,
 		DataDir: r.cfg.DataDir, RunID: req.RunID, Logger: r.cfg.Logger(red), ReleasedGates: req.ReleasedGates,
-		Secrets: r.cfg.Secrets}
+		Secrets: secrets}
 	p := pipeline.ReplayParams{Run: o, Library: req.Library, Open: l.Open}
 	if c.Surface == domain.SurfaceWeb && r.cfg.WarmTTL > 0 {
-		p.Pool = r.pool(key+"\x00"+c.ID, l)
+		p.Pool = &runSessions{pool: r.pool(key+"\x00"+c.ID, l), red: red, resolved: resolved}
 	}
 	if req.Gate != nil {
 		p.Gate = req.Gate
 	}
 	return pipeline.Replay(ctx, p)
+}
+
+// resolvedSecrets is a run's secret source that remembers the values it
+// resolved, so the session they were typed into keeps them.
+type resolvedSecrets struct {
+	src  runtime.SecretSource
+	mu   sync.Mutex
+	vals []string
+}
+
+func (s *resolvedSecrets) Secret(ref string) (string, error) {
+	v, err := s.src.Secret(ref)
+	if err == nil && v != "" {
+		s.mu.Lock()
+		s.vals = append(s.vals, v)
+		s.mu.Unlock()
+	}
+	return v, err
+}
+
+func (s *resolvedSecrets) values() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.vals)
+}
+
+// runSessions lends one run a warm session. Secrets belong to the session:
+// a session signed on by an earlier run still shows what that sign-on
+// typed (the operator id in a banner) though this run, starting warm,
+// resolves nothing, so Take registers every secret resolved in the
+// session with the run's redactor before the run writes anything (every
+// sink: record, events, logs, screenshots), and Return adds the secrets
+// this run resolved to the session's.
+type runSessions struct {
+	pool     *launch.Pool
+	red      *redact.Redactor
+	resolved *resolvedSecrets
+}
+
+func (rs *runSessions) Take(ctx context.Context) (surface.Surface, bool, error) {
+	s, warm, err := rs.pool.Take(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, v := range rs.pool.Secrets(s) {
+		rs.red.RegisterLiteral(v)
+	}
+	return s, warm, nil
+}
+
+func (rs *runSessions) Return(s surface.Surface, rec *domain.RunRecord) {
+	rs.pool.Remember(s, rs.resolved.values()...)
+	rs.pool.Return(s, rec)
 }
 
 // launcher returns the launcher of one target, starting its browser under
