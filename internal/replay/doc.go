@@ -19,6 +19,13 @@
 // identity check judged from that step on, so a screen left by an earlier
 // run is never read as this run's answer.
 //
+// A capability run in place (a prerequisite, or a run_capability remedy)
+// judges screens with its own rules. When it fails on a screen it does not
+// recognise, the screen goes back to its caller, whose outcomes and
+// recovery rules judge it (a session gone right after sign-on is the
+// caller's session_expired, bounded by that rule's max_attempts); only when
+// none matches does its failure end the run (handback.go).
+//
 // replay never imports a model, an agent or a model SDK (DESIGN invariant
 // 1, checked by internal/archtest), never decides whether an action is
 // allowed (policy does), never dispatches except through runtime, never

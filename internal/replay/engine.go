@@ -135,6 +135,11 @@ type end struct {
 	// recoverWith, when set, is not an end: a failed dispatch was explained
 	// by this recovery rule, which the step loop applies.
 	recoverWith *domain.RecoveryRule
+	// handBack marks the end of a capability run in place (a prerequisite
+	// or a run_capability remedy) on a screen it did not recognise, with no
+	// effect left unconfirmed: its caller judges that screen with its own
+	// rules before the failure ends anything (handback.go).
+	handBack bool
 }
 
 type run struct {
@@ -491,6 +496,7 @@ func (r *run) enter(ctx context.Context) *end {
 		}
 		return false
 	}
+entry:
 	for {
 		v := r.settle(ctx, exp, r.o.StepWait*2)
 		switch v.kind {
@@ -508,9 +514,18 @@ func (r *run) enter(ctx context.Context) *end {
 			if p.When != nil && !evalTrue(v.snap, p.When) {
 				continue
 			}
-			if e := r.runCapability(ctx, p.Capability, p.ContentHash, "prerequisite"); e != nil {
+			e := r.runCapability(ctx, p.Capability, p.ContentHash, "prerequisite")
+			if e == nil {
+				continue
+			}
+			// A prerequisite that failed on a screen it did not know
+			// hands that screen back: a session gone right after
+			// sign-on is this capability's session_expired, bounded by
+			// that rule's max_attempts; then the entry is judged again.
+			if e = r.afterSubFailure(ctx, e); e != nil {
 				return e
 			}
+			continue entry
 		}
 		return nil
 	}
@@ -556,6 +571,7 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 		file = filepath.Base(file)
 	}
 	r.emit("", evidence.CapabilityStarted{Capability: l.Capability.Ref(), ContentHash: l.Hash, File: file, Why: why})
+	unconfirmed := len(r.eff.unconfirmed())
 	e := sub.steps(ctx, 0)
 	r.subDispatches += disp.Dispatches() + sub.subDispatches
 	r.resolutions += sub.resolutions
@@ -565,6 +581,7 @@ func (r *run) runCapability(ctx context.Context, ref, pin, why string) *end {
 			return failEnd(domain.CodePrerequisiteFailed, "%s ended with outcome %s", l.Capability.Ref(), e.outcome.Code)
 		}
 		e.msg = l.Capability.Ref() + ": " + e.msg
+		e.handBack = handsBack(e) && len(r.eff.unconfirmed()) == unconfirmed
 		return e
 	}
 	r.emit("", evidence.CapabilityFinished{Capability: l.Capability.Ref()})

@@ -477,6 +477,15 @@ func (r *run) recover(ctx context.Context, rule *domain.RecoveryRule) *end {
 		return r.reload(ctx, rule)
 	case domain.RemedyRunCapability:
 		e := r.runCapability(ctx, rule.Capability, rule.ContentHash, "recovery "+rule.ID)
+		if e != nil && e.handBack {
+			// The remedy failed on a screen it did not know: this
+			// capability's rules judge it, so a condition that is still
+			// there counts another attempt of its rule (and ends
+			// RECOVERY_EXHAUSTED past max_attempts).
+			if je, judged := r.judgeHandBack(ctx, e); judged {
+				return je
+			}
+		}
 		if e != nil && e.status == domain.StatusFailed && !r.top().c.Escalation.Escalates(e.code) {
 			e.status = domain.StatusNeedsHuman
 			e.msg = fmt.Sprintf("recovery %s could not run: %s", rule.ID, e.msg)

@@ -324,3 +324,36 @@ func TestExtractText(t *testing.T) {
 		t.Errorf("ExtractText(no node) = %q", got)
 	}
 }
+
+// TestAnchorAppliesInPredicates: node_exists and node_has_value resolve as
+// Resolve does, so an identity check {cell "12345", row_of "Member
+// number"} does not hold on a page whose only "12345" is in another row.
+func TestAnchorAppliesInPredicates(t *testing.T) {
+	t.Parallel()
+	s := build(t, n("document", "Member",
+		n("table", "",
+			n("row", "", n("cell", "Member number", text("Member number")), n("cell", "56789", text("56789"))),
+			n("row", "", n("cell", "Referred by", text("Referred by")), n("cell", "12345", text("12345"))),
+		),
+	))
+	check := func(number, row string) domain.TargetDescriptor {
+		return domain.TargetDescriptor{Role: "cell", Name: exact(number), Anchor: anchor(domain.RelRowOf, row)}
+	}
+	for _, tt := range []struct {
+		d    domain.TargetDescriptor
+		want bool
+	}{
+		{check("12345", "Member number"), false},
+		{check("56789", "Member number"), true},
+		{check("12345", "Referred by"), true},
+	} {
+		got, err := Eval(s, &domain.Predicate{NodeExists: &tt.d})
+		if err != nil || got != tt.want {
+			t.Errorf("node_exists %s = %v, %v; want %v", Describe(tt.d), got, err, tt.want)
+		}
+		got, err = Eval(s, &domain.Predicate{NodeHasValue: &domain.ValueCheck{Target: tt.d, Value: tt.d.Name.Value}})
+		if err != nil || got != tt.want {
+			t.Errorf("node_has_value %s = %v, %v; want %v", Describe(tt.d), got, err, tt.want)
+		}
+	}
+}
