@@ -165,7 +165,8 @@ func (g *Gate) Unstarted(ctx context.Context, l *capability.Loaded, rec *domain.
 	cp := l.Capability
 	now := g.c.now()
 	r := store.Run{ID: rec.RunID, CapabilityID: cp.ID, Version: cp.Version, ContentHash: l.Hash, Status: rec.Status,
-		FailureCode: rec.FailureCode, Outcome: rec.Outcome, StartedAt: now, EndedAt: now, EvidencePath: evidencePath, Eval: g.p.Eval}
+		FailureCode: rec.FailureCode, Outcome: rec.Outcome, StartedAt: now, EndedAt: now, EvidencePath: evidencePath, Eval: g.p.Eval,
+		ChainHead: g.run.ChainHead, Signature: g.run.Signature}
 	if _, err := g.c.st.RecordRun(ctx, r); err != nil {
 		return fmt.Errorf("index run %s: %w", r.ID, err)
 	}
@@ -173,6 +174,13 @@ func (g *Gate) Unstarted(ctx context.Context, l *capability.Loaded, rec *domain.
 		return fmt.Errorf("index run %s: %w", r.ID, err)
 	}
 	return nil
+}
+
+// Anchor keeps the run's evidence anchor (invariant 18: the chain head of
+// its finished bundle and its manifest's signature), which End and
+// Unstarted write into the run index.
+func (g *Gate) Anchor(chainHead, signature string) {
+	g.run.ChainHead, g.run.Signature = chainHead, signature
 }
 
 // End writes the finished record into the run index.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/evidence/signkey"
 	"github.com/cuahq/cua/internal/secret"
 )
 
@@ -40,13 +41,14 @@ const ExitInterrupted = 130
 
 // Main runs the command line and returns the process exit code.
 //
-// It first moves every CUA_SECRET_* variable out of the process
-// environment into memory (the commands still see them through
+// It first moves every CUA_SECRET_* variable, and CUA_SIGNING_KEY, out of
+// the process environment into memory (the commands still see them through
 // Factory.Getenv), so no child process can inherit one. ctx is the root
 // context: cancel it (cmd/cua does so on SIGINT and SIGTERM) and Main
 // returns within InterruptGrace, even if the command is stuck.
 func Main(ctx context.Context, args []string, io *IOStreams) int {
 	secrets := secret.TakeEnv()
+	signkey.TakeEnv()
 	getenv := func(k string) string {
 		if v, ok := secrets[k]; ok {
 			return v

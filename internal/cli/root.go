@@ -11,6 +11,7 @@ import (
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
 	interventionscmd "github.com/cuahq/cua/internal/cmd/interventions"
+	keyscmd "github.com/cuahq/cua/internal/cmd/keys"
 	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
 	observecmd "github.com/cuahq/cua/internal/cmd/observe"
@@ -46,6 +47,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(runscmd.NewCmdRuns(f))
 	root.AddCommand(interventionscmd.NewCmdInterventions(f))
 	root.AddCommand(verifycmd.NewCmdVerify(f, nil))
+	root.AddCommand(keyscmd.NewCmdKeys(f))
 	root.AddCommand(profilecmd.NewCmdProfile(f, nil))
 	root.AddCommand(observecmd.NewCmdObserve(f, nil))
 	root.AddCommand(mcpcmd.NewCmdMCP(f, nil))

@@ -84,6 +84,14 @@ type RunStarted struct {
 	Capability  string `json:"capability"`
 	ContentHash string `json:"content_hash"`
 	BaseURL     string `json:"base_url"`
+	// Inputs are the run's bound inputs: a plain input by its value, an
+	// input named in Sensitive as {"hmac_sha256": hex}, a digest keyed by
+	// the deployment key (Bundle.Append replaces the value before the event
+	// is encoded; it never reaches a file). The manifest signs their digest,
+	// and Verify checks record.json's inputs against them.
+	Inputs map[string]any `json:"inputs,omitempty"`
+	// Sensitive names the inputs whose values must not be written.
+	Sensitive []string `json:"-"`
 }
 
 // RunRefused: a run was refused before its first dispatch.

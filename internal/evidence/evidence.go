@@ -27,9 +27,11 @@ package evidence
 
 import (
 	"bufio"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -40,6 +42,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence/signkey"
 	"github.com/cuahq/cua/internal/redact"
 )
 
@@ -81,12 +84,27 @@ type Bundle struct {
 	runID string
 	// shots counts the screenshots written.
 	shots int
+	// key signs the manifest at Close (nil: the bundle is unsigned);
+	// inputKey keys the digests of sensitive inputs in run_started.
+	key      ed25519.PrivateKey
+	inputKey []byte
+	// What the manifest says of the run: the capability and its content
+	// hash (from run_started, else the record) and the digest of the
+	// inputs run_started carries.
+	capability, contentHash, inputsDigest string
 }
 
-// Open creates <root>/runs/<runID>/ and its event log.
+// Open creates <root>/runs/<runID>/ and its event log. The bundle is
+// signed at Close with the deployment key (signkey.Load(root):
+// CUA_SIGNING_KEY, else <root>/keys/signing.key); with no key configured
+// it is unsigned, and a key that is configured but unusable is an error.
 func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
 	if !runIDPattern.MatchString(runID) {
 		return nil, fmt.Errorf("evidence: bad run id %q: want letters, digits, '.', '_' or '-', starting with a letter or digit", runID)
+	}
+	key, _, err := signkey.Load(root)
+	if err != nil && !errors.Is(err, signkey.ErrNoKey) {
+		return nil, fmt.Errorf("evidence: %w", err)
 	}
 	dir := filepath.Join(root, "runs", runID)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -96,7 +114,8 @@ func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("evidence: create event log: %w", err)
 	}
-	return &Bundle{dir: dir, red: red, f: f, w: bufio.NewWriterSize(f, 64<<10), prev: Genesis, runID: runID}, nil
+	return &Bundle{dir: dir, red: red, f: f, w: bufio.NewWriterSize(f, 64<<10), prev: Genesis, runID: runID,
+		key: key, inputKey: inputKey(key)}, nil
 }
 
 // Dir returns the run's evidence directory.
@@ -111,6 +130,9 @@ func (b *Bundle) Append(e Event) error {
 	defer b.mu.Unlock()
 	if b.w == nil {
 		return fmt.Errorf("evidence: bundle closed")
+	}
+	if rs, ok := e.Payload.(RunStarted); ok {
+		e.Payload = b.sealInputs(rs)
 	}
 	if e.Payload != nil {
 		data, err := payloadData(e.Payload)
@@ -127,6 +149,9 @@ func (b *Bundle) Append(e Event) error {
 			data = map[string]any{"redacted": "[REDACTED]"}
 		}
 		e.Data = data
+	}
+	if e.Type == (RunStarted{}).EventType() && b.contentHash == "" {
+		b.noteRunStarted(e.Data)
 	}
 	e.Seq = b.seq + 1
 	e.Prev, e.Hash = b.prev, ""
@@ -163,6 +188,11 @@ func (b *Bundle) Sync() error {
 
 // WriteRecord writes record.json atomically, redacted.
 func (b *Bundle) WriteRecord(rec *domain.RunRecord) error {
+	b.mu.Lock()
+	if b.contentHash == "" {
+		b.capability, b.contentHash = b.red.String(rec.Capability), b.red.String(rec.ContentHash)
+	}
+	b.mu.Unlock()
 	raw, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("evidence: encode record: %w", err)
@@ -176,7 +206,8 @@ func (b *Bundle) WriteRecord(rec *domain.RunRecord) error {
 
 // Close flushes and closes the event log, then finishes the bundle: it
 // writes manifest.json (see Manifest) atomically over every file the run
-// directory then holds. It is idempotent. An Append that returned nil
+// directory then holds and, with a deployment key, manifest.sig (see
+// Signature). It is idempotent. An Append that returned nil
 // before Close is on disk after it.
 func (b *Bundle) Close() error {
 	b.mu.Lock()
@@ -195,7 +226,12 @@ func (b *Bundle) Close() error {
 	if err != nil {
 		return fmt.Errorf("evidence: close event log: %w", err)
 	}
-	return writeManifest(b.dir, b.runID, b.prev, b.seq)
+	raw, err := writeManifest(b.dir, Manifest{RunID: b.runID, ChainHead: b.prev, Events: b.seq,
+		Capability: b.capability, ContentHash: b.contentHash, InputsDigest: b.inputsDigest, SigningKey: publicText(b.key)})
+	if err != nil || b.key == nil {
+		return err
+	}
+	return writeSignature(b.dir, raw, b.key)
 }
 
 func writeAtomic(path string, data []byte) error {
@@ -226,7 +262,7 @@ func writeAtomic(path string, data []byte) error {
 // AppendLine returns. It refuses names outside the run directory and the
 // bundle's own files.
 func (b *Bundle) AppendLine(name string, v any) error {
-	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" || name == ManifestFile ||
+	if name == "" || filepath.Base(name) != name || name == "events.jsonl" || name == "record.json" || name == ManifestFile || name == SignatureFile ||
 		name == PlanFile || name == ReceiptFile || name == GateFile || name == ScreenshotDir {
 		return fmt.Errorf("evidence: bad file name %q", name)
 	}

@@ -15,8 +15,10 @@ import (
 // ManifestFile is the name of a finished bundle's manifest.
 const ManifestFile = "manifest.json"
 
-// ManifestSchemaVersion is the version of manifest.json's shape.
-const ManifestSchemaVersion = 1
+// ManifestSchemaVersion is the version of manifest.json's shape: 2 adds
+// the capability, its content hash, the inputs digest and the signing key
+// (version 1 manifests are still read; they are never signed).
+const ManifestSchemaVersion = 2
 
 // Genesis is the prev of a run's first event, and the chain head of a run
 // with no events.
@@ -31,6 +33,19 @@ type Manifest struct {
 	// the log is empty); Events is how many events the log holds.
 	ChainHead string `json:"chain_head"`
 	Events    int    `json:"events"`
+	// Capability (id@version) and ContentHash name what ran (from the
+	// run_started event, else the record); empty when neither was written.
+	Capability  string `json:"capability,omitempty"`
+	ContentHash string `json:"content_hash,omitempty"`
+	// InputsDigest is "sha256:" + hex of the run_started event's inputs as
+	// written (compact JSON, sorted keys): plain inputs by value, sensitive
+	// ones as keyed digests, never a value. Empty when the run never
+	// started.
+	InputsDigest string `json:"inputs_digest,omitempty"`
+	// SigningKey is the public half (signkey's text form) of the key that
+	// signed manifest.sig; empty when the bundle is unsigned. It says which
+	// key to check against; it is never a reason to trust the signature.
+	SigningKey string `json:"signing_key,omitempty"`
 	// Files maps each file's slash-separated path below the bundle (every
 	// file but manifest.json itself) to its digest and size.
 	Files map[string]FileDigest `json:"files"`
@@ -42,19 +57,21 @@ type FileDigest struct {
 	Size   int64  `json:"size"`
 }
 
-// writeManifest writes dir's manifest.json atomically: every regular file
-// below dir but the manifest, and the chain head.
-func writeManifest(dir, runID, head string, events int) error {
+// writeManifest writes dir's manifest.json atomically: m with every
+// regular file below dir but the manifest and its signature. It returns
+// the bytes written (what a signature covers).
+func writeManifest(dir string, m Manifest) ([]byte, error) {
 	files, err := digestFiles(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	m := Manifest{SchemaVersion: ManifestSchemaVersion, RunID: runID, ChainHead: head, Events: events, Files: files}
+	m.SchemaVersion, m.Files = ManifestSchemaVersion, files
 	raw, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return fmt.Errorf("evidence: encode manifest: %w", err)
+		return nil, fmt.Errorf("evidence: encode manifest: %w", err)
 	}
-	return writeAtomic(filepath.Join(dir, ManifestFile), append(raw, '\n'))
+	raw = append(raw, '\n')
+	return raw, writeAtomic(filepath.Join(dir, ManifestFile), raw)
 }
 
 // digestFiles hashes every regular file below dir except the manifest,
@@ -74,7 +91,7 @@ func digestFiles(dir string) (map[string]FileDigest, error) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		if rel == ManifestFile {
+		if rel == ManifestFile || rel == SignatureFile {
 			return nil
 		}
 		if !d.Type().IsRegular() {

@@ -3,6 +3,7 @@ package evidence
 import (
 	"bufio"
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,8 +18,9 @@ import (
 	"github.com/cuahq/cua/internal/redact"
 )
 
-// ReportSchemaVersion is the version of Report's JSON shape.
-const ReportSchemaVersion = 1
+// ReportSchemaVersion is the version of Report's JSON shape (2 adds
+// signature, signing_key and head).
+const ReportSchemaVersion = 2
 
 // Report is the result of Verify: whether a finished bundle can be shared
 // as it is, and every reason it cannot. No field holds a secret: reasons
@@ -36,9 +38,18 @@ type Report struct {
 	Events    int    `json:"events"`
 	ChainHead string `json:"chain_head,omitempty"`
 	// ManifestOK: manifest.json exists and every file matches it.
-	ManifestOK bool        `json:"manifest_ok"`
-	Files      []FileCheck `json:"files"`
-	Reasons    []string    `json:"reasons"`
+	ManifestOK bool `json:"manifest_ok"`
+	// Signature is manifest.sig against the trusted key: ok, unsigned,
+	// bad, or not checked (no key given); SigningKey is the fingerprint
+	// of the key manifest.sig names.
+	Signature  string `json:"signature"`
+	SigningKey string `json:"signing_key,omitempty"`
+	// Head is the chain head against the store's run row: ok, mismatch,
+	// not anchored (the row keeps none), not in the store, or not checked
+	// (no store).
+	Head    string      `json:"head"`
+	Files   []FileCheck `json:"files"`
+	Reasons []string    `json:"reasons"`
 }
 
 // FileCheck is one file of the bundle against the manifest.
@@ -81,7 +92,35 @@ var secretKinds = []redact.Kind{redact.KindLiteral, redact.KindKey, redact.KindJ
 // redact.FragmentLen-rune fragment) and key-shaped strings; (d) a path scan
 // for absolute host paths, the bundle's own path included. Binary files
 // (a NUL in their first 8000 bytes) are scanned for canaries only.
+//
+// Verify checks no signature and no store: a bundle-only check. Use
+// VerifyWith for what `cua verify` checks (invariant 18).
 func Verify(dir string, canaries []string) Report {
+	return VerifyWith(dir, VerifyOptions{Canaries: canaries})
+}
+
+// VerifyOptions say what VerifyWith checks besides the bundle itself.
+type VerifyOptions struct {
+	// Canaries are secret values no file may hold.
+	Canaries []string
+	// Key is the trusted public key manifest.sig must verify with; with
+	// RequireSignature, an unsigned bundle, or a signed one with no Key to
+	// check it, is not share_ready.
+	Key              ed25519.PublicKey
+	RequireSignature bool
+	// Anchor is the store's run row (nil: no store checked); the chain
+	// head must be the one it keeps, and manifest.sig its signature.
+	// NotInStore says a store was checked and holds no such run.
+	Anchor     *Anchor
+	NotInStore bool
+}
+
+// VerifyWith is Verify plus (e) manifest.sig checked with opts.Key and
+// against the store's signature; (f) the chain head against the store's;
+// (g) the inputs of record.json against the run_started event's (which the
+// signed manifest's inputs_digest covers).
+func VerifyWith(dir string, opts VerifyOptions) Report {
+	canaries := opts.Canaries
 	rep := Report{SchemaVersion: ReportSchemaVersion, Files: []FileCheck{}, Reasons: []string{}}
 	m, merr := readManifest(dir)
 	if merr != nil {
@@ -95,6 +134,9 @@ func Verify(dir string, canaries []string) Report {
 		rep.Reasons = append(rep.Reasons, "bundle: cannot list every file (unreadable entry)")
 	}
 	rep.checkFiles(onDisk, m)
+	rep.checkInputs(dir, m)
+	rep.checkSignature(dir, opts)
+	rep.checkHead(opts)
 	rep.scan(dir, onDisk, canaries)
 	rep.ShareReady = len(rep.Reasons) == 0
 	return rep
@@ -114,7 +156,7 @@ func readManifest(dir string) (*Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("manifest.json: not a manifest: %v", err)
 	}
-	if m.SchemaVersion != ManifestSchemaVersion {
+	if m.SchemaVersion != ManifestSchemaVersion && m.SchemaVersion != 1 {
 		return nil, fmt.Errorf("manifest.json: schema_version %d, want %d", m.SchemaVersion, ManifestSchemaVersion)
 	}
 	return &m, nil
@@ -252,7 +294,7 @@ func (rep *Report) scan(dir string, onDisk map[string]FileDigest, canaries []str
 			names = append(names, name)
 		}
 	}
-	names = append(names, ManifestFile)
+	names = append(names, ManifestFile, SignatureFile)
 	slices.Sort(names)
 	roots := hostRoots(dir)
 	for _, name := range names {

@@ -137,7 +137,27 @@ func unstarted(ctx context.Context, p ReplayParams, o replay.Options) (*domain.R
 	if o.DataDir != "" {
 		evidencePath = filepath.Join(o.DataDir, "runs", o.RunID)
 	}
+	anchor(p.Gate, o.DataDir, o.RunID)
 	return rec, p.Gate.Unstarted(ctx, o.Capability, rec, evidencePath)
+}
+
+// Anchorer is a Gate that keeps a run's evidence anchor in its index
+// (catalog.Gate): the chain head of the finished bundle and its
+// manifest's signature (DESIGN invariant 18).
+type Anchorer interface {
+	Anchor(chainHead, signature string)
+}
+
+// anchor hands g the anchor of the finished bundle of run id under
+// dataDir, when g keeps one and the bundle was finished here.
+func anchor(g Gate, dataDir, id string) {
+	a, ok := g.(Anchorer)
+	if !ok || dataDir == "" {
+		return
+	}
+	if an, err := evidence.ReadAnchor(filepath.Join(dataDir, "runs", id)); err == nil {
+		a.Anchor(an.ChainHead, an.Signature)
+	}
 }
 
 // gated runs o through p.Gate: a refusal returns a FAILED record with no
@@ -171,6 +191,9 @@ func gated(ctx context.Context, p ReplayParams, lib replay.Library, bound map[st
 	if err != nil {
 		rec = refused(o, err)
 		rec.FailureCode = domain.CodeSurfaceError
+	}
+	if o.Evidence == nil {
+		anchor(p.Gate, o.DataDir, o.RunID)
 	}
 	if gerr := p.Gate.End(context.WithoutCancel(ctx), rec); gerr != nil {
 		return rec, errors.Join(err, gerr)

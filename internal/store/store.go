@@ -335,6 +335,13 @@ type Run struct {
 	// RecordRun, opaque to the store): a repeat of its idempotency key
 	// with other inputs is refused.
 	InputsDigest string
+	// ChainHead and Signature anchor the run's evidence bundle outside it
+	// (DESIGN invariant 18): the hash of the last event of its
+	// events.jsonl and the deployment key's signature of its manifest
+	// (manifest.sig's text; empty when the bundle is unsigned). Written by
+	// UpdateRun at the run's end; opaque to the store.
+	ChainHead string
+	Signature string
 }
 
 // RunFilter narrows ListRuns; empty fields match everything.

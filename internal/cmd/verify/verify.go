@@ -2,6 +2,8 @@ package verifycmd
 
 import (
 	"context"
+	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,8 +12,10 @@ import (
 
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/evidence"
+	"github.com/cuahq/cua/internal/evidence/signkey"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/secret"
+	"github.com/cuahq/cua/internal/store"
 )
 
 type verifyOptions struct {
@@ -21,13 +25,17 @@ type verifyOptions struct {
 	DataDir     string
 	SecretsFile string
 	JSON        bool
+	// Key is --key: a public key's text form or a file holding it.
+	Key string
+	// DB is --db: the store whose run row anchors the bundle.
+	DB string
 }
 
 func NewCmdVerify(f *cmdutil.Factory, runF func(context.Context, *verifyOptions) error) *cobra.Command {
 	opts := &verifyOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
 		Use:     "verify RUN|DIR",
-		Short:   "Verify a run's evidence: hash chain, manifest, secrets, host paths",
+		Short:   "Verify a run's evidence: signature, chain head, hash chain, manifest, secrets, host paths",
 		Long:    cmdutil.Help(helpVerify, false),
 		Example: cmdutil.Help(helpVerify, true),
 		Args:    cmdutil.ExactArgs(1, "one RUN id or bundle DIR"),
@@ -36,16 +44,18 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(context.Context, *verifyOptions)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
-			return runVerify(opts)
+			return runVerify(cmd.Context(), opts)
 		},
 	}
 	cmdutil.DataDirFlag(cmd, &opts.DataDir)
 	cmd.Flags().StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values to look for (mode 0600)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	cmd.Flags().StringVar(&opts.Key, "key", "", "the public key (cua-ed25519:<base64>, as cua keys export prints it, or a file holding it) the bundle must be signed with; default the deployment key")
+	cmd.Flags().StringVar(&opts.DB, "db", "", "PostgreSQL URL of the store whose run row keeps the chain head (default $CUA_DB, else SQLite at <data-dir>/cua.db when it exists)")
 	return cmd
 }
 
-func runVerify(o *verifyOptions) error {
+func runVerify(ctx context.Context, o *verifyOptions) error {
 	dir := o.Run
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = filepath.Join(launch.DataDir(o.DataDir, o.Env), "runs", o.Run)
@@ -57,11 +67,19 @@ func runVerify(o *verifyOptions) error {
 	if err != nil {
 		return err
 	}
-	rep := evidence.Verify(dir, append(secret.EnvValues(), file.Values()...))
+	vo := evidence.VerifyOptions{Canaries: append(secret.EnvValues(), file.Values()...), RequireSignature: true}
+	if vo.Key, err = trustedKey(o); err != nil {
+		return err
+	}
+	if err := anchorOf(ctx, o, filepath.Base(dir), &vo); err != nil {
+		return err
+	}
+	rep := evidence.VerifyWith(dir, vo)
 	if o.JSON {
 		err = cmdutil.WriteJSON(o.IO.Out, rep)
 	} else {
-		fmt.Fprintf(o.IO.Out, "%s  share_ready: %v  chain: %v  manifest: %v  events: %d\n", dir, rep.ShareReady, rep.ChainOK, rep.ManifestOK, rep.Events)
+		fmt.Fprintf(o.IO.Out, "%s  share_ready: %v  chain: %v  manifest: %v  events: %d  signature: %s  head: %s\n",
+			dir, rep.ShareReady, rep.ChainOK, rep.ManifestOK, rep.Events, rep.Signature, rep.Head)
 		for _, r := range rep.Reasons {
 			fmt.Fprintln(o.IO.Out, "  "+r)
 		}
@@ -70,4 +88,53 @@ func runVerify(o *verifyOptions) error {
 		return &cmdutil.ExitError{Code: 1}
 	}
 	return err
+}
+
+// trustedKey is --key, else the public half of the deployment key (nil
+// when there is none: a signed bundle is then not checked).
+func trustedKey(o *verifyOptions) (ed25519.PublicKey, error) {
+	if o.Key != "" {
+		k, err := signkey.ReadPublic(o.Key)
+		if err != nil {
+			return nil, cmdutil.FlagErrorf("--key: %v", err)
+		}
+		return k, nil
+	}
+	k, _, err := signkey.Load(launch.DataDir(o.DataDir, o.Env))
+	if errors.Is(err, signkey.ErrNoKey) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return k.Public().(ed25519.PublicKey), nil
+}
+
+// anchorOf reads run id's anchor from the store --db (or $CUA_DB) names,
+// else from the data directory's SQLite store when it exists. A run that a
+// named store does not hold is a reason; one the default store does not
+// hold is left unchecked (a run from a file is not indexed).
+func anchorOf(ctx context.Context, o *verifyOptions, id string, vo *evidence.VerifyOptions) error {
+	so := launch.StoreOptions{DB: o.DB, DataDir: o.DataDir, Getenv: o.Env}
+	named := o.DB != "" || o.Env("CUA_DB") != ""
+	if !named {
+		if _, err := os.Stat(filepath.Join(launch.DataDir(o.DataDir, o.Env), "cua.db")); err != nil {
+			return nil
+		}
+	}
+	_, st, err := cmdutil.OpenCatalog(ctx, so)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, err := st.GetRun(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		vo.NotInStore = named
+		return nil
+	case err != nil:
+		return err
+	}
+	vo.Anchor = &evidence.Anchor{ChainHead: r.ChainHead, Signature: r.Signature}
+	return nil
 }

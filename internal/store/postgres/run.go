@@ -10,7 +10,8 @@ import (
 )
 
 const runCols = `id, capability_id, version, content_hash, status, outcome, failure_code, effects, started_at,
-	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs, inputs_digest`
+	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs, inputs_digest,
+	chain_head, signature`
 
 // RecordRun implements [store.Store].
 func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
@@ -23,10 +24,10 @@ func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var claimed *store.IdempotencyError
 	err := d.write(ctx, "RecordRun", func(tx pgx.Tx) error {
 		res, err := tx.Exec(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (id) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.CapabilityID, r.Version, r.ContentHash, string(r.Status), r.Outcome, string(r.FailureCode),
 			nullJSON(r.Effects), ts(r.StartedAt), ts(r.EndedAt), r.EvidencePath, r.IdempotencyKey,
-			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs), r.InputsDigest)
+			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs), r.InputsDigest, r.ChainHead, r.Signature)
 		if err != nil {
 			return fmt.Errorf("record run %s: %w", r.ID, err)
 		}
@@ -79,9 +80,10 @@ func (d *DB) UpdateRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var out store.Run
 	err := d.write(ctx, "UpdateRun", func(tx pgx.Tx) error {
 		res, err := tx.Exec(ctx, `UPDATE runs SET status = $1, outcome = $2, failure_code = $3, effects = $4,
-			ended_at = $5, evidence_path = $6, unauthorized_dispatches = $7, outputs = $8 WHERE id = $9`,
+			ended_at = $5, evidence_path = $6, unauthorized_dispatches = $7, outputs = $8, chain_head = $9,
+			signature = $10 WHERE id = $11`,
 			string(r.Status), r.Outcome, string(r.FailureCode), nullJSON(r.Effects), ts(store.Micro(r.EndedAt)),
-			r.EvidencePath, r.UnauthorizedDispatches, nullJSON(r.Outputs), r.ID)
+			r.EvidencePath, r.UnauthorizedDispatches, nullJSON(r.Outputs), r.ChainHead, r.Signature, r.ID)
 		if err != nil {
 			return fmt.Errorf("update run %s: %w", r.ID, err)
 		}
@@ -113,7 +115,7 @@ func scanRun(s scanner) (store.Run, error) {
 	var started, ended *time.Time
 	err := s.Scan(&r.ID, &r.CapabilityID, &r.Version, &r.ContentHash, &r.Status, &r.Outcome, &r.FailureCode,
 		&effects, &started, &ended, &r.EvidencePath, &r.IdempotencyKey, &r.ApprovalID,
-		&r.UnauthorizedDispatches, &r.Eval, &outputs, &r.InputsDigest)
+		&r.UnauthorizedDispatches, &r.Eval, &outputs, &r.InputsDigest, &r.ChainHead, &r.Signature)
 	if err != nil {
 		return store.Run{}, err
 	}

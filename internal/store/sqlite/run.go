@@ -10,7 +10,8 @@ import (
 )
 
 const runCols = `id, capability_id, version, content_hash, status, outcome, failure_code, effects, started_at,
-	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs, inputs_digest`
+	ended_at, evidence_path, idempotency_key, approval_id, unauthorized_dispatches, eval, outputs, inputs_digest,
+	chain_head, signature`
 
 // RecordRun implements [store.Store].
 func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
@@ -23,10 +24,10 @@ func (d *DB) RecordRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var claimed *store.IdempotencyError
 	err := d.write(ctx, "RecordRun", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (`+runCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			r.ID, r.CapabilityID, r.Version, r.ContentHash, string(r.Status), r.Outcome, string(r.FailureCode),
 			nullJSON(r.Effects), micro(r.StartedAt), micro(r.EndedAt), r.EvidencePath, r.IdempotencyKey,
-			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs), r.InputsDigest)
+			r.ApprovalID, r.UnauthorizedDispatches, r.Eval, nullJSON(r.Outputs), r.InputsDigest, r.ChainHead, r.Signature)
 		if err != nil {
 			return fmt.Errorf("record run %s: %w", r.ID, err)
 		}
@@ -79,9 +80,10 @@ func (d *DB) UpdateRun(ctx context.Context, r store.Run) (store.Run, error) {
 	var out store.Run
 	err := d.write(ctx, "UpdateRun", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, outcome = ?, failure_code = ?, effects = ?,
-			ended_at = ?, evidence_path = ?, unauthorized_dispatches = ?, outputs = ? WHERE id = ?`,
+			ended_at = ?, evidence_path = ?, unauthorized_dispatches = ?, outputs = ?, chain_head = ?, signature = ?
+			WHERE id = ?`,
 			string(r.Status), r.Outcome, string(r.FailureCode), nullJSON(r.Effects), micro(store.Micro(r.EndedAt)),
-			r.EvidencePath, r.UnauthorizedDispatches, nullJSON(r.Outputs), r.ID)
+			r.EvidencePath, r.UnauthorizedDispatches, nullJSON(r.Outputs), r.ChainHead, r.Signature, r.ID)
 		if err != nil {
 			return fmt.Errorf("update run %s: %w", r.ID, err)
 		}
@@ -113,7 +115,7 @@ func scanRun(s scanner) (store.Run, error) {
 	var started, ended sql.NullInt64
 	err := s.Scan(&r.ID, &r.CapabilityID, &r.Version, &r.ContentHash, &r.Status, &r.Outcome, &r.FailureCode,
 		&effects, &started, &ended, &r.EvidencePath, &r.IdempotencyKey, &r.ApprovalID,
-		&r.UnauthorizedDispatches, &r.Eval, &outputs, &r.InputsDigest)
+		&r.UnauthorizedDispatches, &r.Eval, &outputs, &r.InputsDigest, &r.ChainHead, &r.Signature)
 	if err != nil {
 		return store.Run{}, err
 	}

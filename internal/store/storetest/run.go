@@ -28,6 +28,9 @@ func testRuns(t *testing.T, h Harness) {
 	if err != nil || !got.StartedAt.Equal(epoch) {
 		t.Fatalf("RecordRun = %+v, %v; want started at the clock's %s", got, err, epoch)
 	}
+	if read, err := b.st.GetRun(b.ctx, "run-1"); err != nil || read.ChainHead != "" || read.Signature != "" {
+		t.Fatalf("a running run's anchor = %q, %q, %v; want empty until its end", read.ChainHead, read.Signature, err)
+	}
 	if _, err := b.st.RecordRun(b.ctx, r); !errors.Is(err, store.ErrExists) {
 		t.Errorf("recording run-1 twice: err = %v, want ErrExists", err)
 	}
@@ -39,6 +42,9 @@ func testRuns(t *testing.T, h Harness) {
 	r.Effects = json.RawMessage(`{"submit":"sent_unconfirmed"}`)
 	r.EndedAt, r.UnauthorizedDispatches = epoch.Add(3*time.Second+1234*time.Nanosecond), 1
 	r.Outputs = json.RawMessage(`{"confirmation":"TRF-0001"}`)
+	// The evidence anchor (invariant 18): the bundle's chain head and the
+	// manifest's signature, written at the run's end.
+	r.ChainHead, r.Signature = "sha256:"+strings.Repeat("c0", 32), "cua-ed25519-sig:"+strings.Repeat("QUJD", 22)+"==@k1"
 	updated, err := b.st.UpdateRun(b.ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +58,7 @@ func testRuns(t *testing.T, h Harness) {
 			string(g.Effects) != `{"submit":"sent_unconfirmed"}` || !g.EndedAt.Equal(epoch.Add(3*time.Second+time.Microsecond)) ||
 			g.UnauthorizedDispatches != 1 || !g.Eval || g.ApprovalID != "ap-1" || g.EvidencePath != ".cua/runs/run-1" ||
 			!g.StartedAt.Equal(epoch) || g.Version != "1.0.0" || string(g.Outputs) != `{"confirmation":"TRF-0001"}` ||
-			g.InputsDigest != `{"amount":"ab12"}` {
+			g.InputsDigest != `{"amount":"ab12"}` || g.ChainHead != r.ChainHead || g.Signature != r.Signature {
 			t.Fatalf("run after update = %+v", g)
 		}
 	}

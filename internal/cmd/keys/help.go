@@ -1,0 +1,6 @@
+package keyscmd
+
+import _ "embed"
+
+//go:embed keys.txt
+var helpKeys string
