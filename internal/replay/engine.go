@@ -368,7 +368,16 @@ func (r *run) execute(ctx context.Context) *end {
 		r.emit("", evidence.RunRefused{Code: e.code, Reason: e.msg})
 		return e
 	}
-	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL})
+	// The event carries the inputs (a sensitive one as a keyed digest), so
+	// the signed log says what the run was given (invariant 18).
+	var sensitive []string
+	for name := range r.inputs {
+		if spec := r.c.Input(name); spec != nil && spec.Sensitive {
+			sensitive = append(sensitive, name)
+		}
+	}
+	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL,
+		Inputs: r.inputs, Sensitive: sensitive})
 
 	limit := time.Duration(r.c.Policy.MaxDurationMS) * time.Millisecond
 	if r.o.Park != nil {
