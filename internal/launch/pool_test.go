@@ -159,3 +159,37 @@ func TestPoolLendsEachSessionOnce(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPoolSessionKeepsItsSecrets: the secrets remembered for a session go
+// with it to the next run that takes it, and die with it.
+func TestPoolSessionKeepsItsSecrets(t *testing.T) {
+	t.Parallel()
+	p := newSimPool(PoolOptions{TTL: time.Minute, MaxIdle: 2})
+	defer p.Close()
+	s, _, err := p.Take(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Secrets(s); len(got) != 0 {
+		t.Fatalf("fresh session: secrets %q", got)
+	}
+	p.Remember(s, "OP1001", "", "teller-pass-1", "OP1001")
+	p.Return(s, rec(domain.StatusSuccess))
+	p.Remember(s, "late") // not lent: ignored
+	w, warm, err := p.Take(t.Context())
+	if err != nil || !warm || w != s {
+		t.Fatalf("Take = %v, %v, %v; want the warm session", w, warm, err)
+	}
+	if got := p.Secrets(w); len(got) != 2 || got[0] != "OP1001" || got[1] != "teller-pass-1" {
+		t.Fatalf("warm session: secrets %q, want OP1001 and teller-pass-1", got)
+	}
+	p.Return(w, rec(domain.StatusFailed)) // closed
+	f, warm, err := p.Take(t.Context())
+	if err != nil || warm {
+		t.Fatalf("Take after a failed run: warm %v, %v", warm, err)
+	}
+	if got := p.Secrets(f); len(got) != 0 {
+		t.Errorf("fresh session after a closed one: secrets %q", got)
+	}
+	p.Return(f, nil)
+}
