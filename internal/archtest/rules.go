@@ -126,7 +126,7 @@ var Rules = []Rule{
 	// The deployment's evidence signing key: its file under the data
 	// directory (0600 in 0700), CUA_SIGNING_KEY taken out of the
 	// environment at start, the text forms of both halves. Imports nothing
-	// of the module; evidence signs every finished bundle's manifest with
+	// of the module but the fsx leaf; evidence signs every finished bundle's manifest with
 	// it (invariant 18).
 	{Pkg: evidence + "/signkey"},
 	// The port; store/sqlite, store/postgres and store/storetest inherit it

@@ -13,12 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cuahq/cua/internal/evidence/signkey"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/redact"
 )
 
@@ -309,7 +309,7 @@ func compactJSON(raw json.RawMessage) []byte {
 
 // runStartedData is the data of the first run_started event of dir's log.
 func runStartedData(dir string) (map[string]any, bool) {
-	f, err := os.Open(filepath.Join(dir, "events.jsonl"))
+	f, err := fsx.OpenNoFollow(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		return nil, false
 	}

@@ -131,7 +131,7 @@ func honestRun(t *testing.T, signed bool) (dataDir, dir string) {
 	s := sim.New(transferApp())
 	t.Cleanup(func() { _ = s.Close() })
 	rec, err := pipeline.Replay(ctx, pipeline.ReplayParams{
-		Run: replay.Options{Capability: l, Inputs: map[string]string{"amount": "250.00", "note": "4711"}, BaseURL: base,
+		Run: replay.Options{Capability: l, Inputs: map[string]string{"amount": "250.00", "note": "zq-note-4711"}, BaseURL: base,
 			Redactor: redact.New(), DataDir: dataDir, RunID: "run-1", StepWait: 2 * time.Second},
 		LibraryDir: filepath.Dir(path),
 		Gate:       cat.Gate(catalog.RunParams{}),
@@ -205,7 +205,7 @@ func TestHonestSignedRunVerifies(t *testing.T) {
 	if !bytes.Contains(events, []byte(`"amount":"250.00"`)) && !bytes.Contains(events, []byte(`"amount":250`)) {
 		t.Errorf("run_started does not carry the amount:\n%s", events)
 	}
-	if bytes.Contains(events, []byte("4711")) || !bytes.Contains(events, []byte(`"note":{"hmac_sha256":"`)) {
+	if bytes.Contains(events, []byte("zq-note")) || !bytes.Contains(events, []byte(`"note":{"hmac_sha256":"`)) {
 		t.Errorf("run_started does not carry the PIN as a keyed digest only:\n%s", events)
 	}
 	other := t.TempDir()

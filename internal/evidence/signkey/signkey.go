@@ -9,7 +9,7 @@
 //	cua-ed25519:<base64 of the 32-byte public key>          public
 //	cua-ed25519-private:<base64 of the 32-byte seed>        private
 //
-// It imports nothing of the module, never prints a private key, and never
+// It imports nothing of the module but the bounded reader fsx, never prints a private key, and never
 // names one in an error.
 package signkey
 
@@ -21,12 +21,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/cuahq/cua/internal/fsx"
 )
 
 // Text prefixes of the two halves of a key.
@@ -128,17 +129,9 @@ func ReadFile(p string) (ed25519.PrivateKey, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("signing key %s: mode %04o, want 0600 (readable by group or others)", p, fi.Mode().Perm())
 	}
-	f, err := os.Open(p)
+	raw, err := fsx.ReadFileNoFollow(p, maxKeyFile)
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("signing key %s: %w", p, err)
-	}
-	if len(raw) > maxKeyFile {
-		return nil, fmt.Errorf("signing key %s: larger than %d bytes", p, maxKeyFile)
+		return nil, fmt.Errorf("signing key %s: unreadable or larger than %d bytes: %w", p, maxKeyFile, err)
 	}
 	k, err := ParsePrivate(string(raw))
 	if err != nil {
@@ -249,14 +242,9 @@ func ReadPublic(s string) (ed25519.PublicKey, error) {
 	if strings.HasPrefix(strings.TrimSpace(s), PublicPrefix) {
 		return ParsePublic(s)
 	}
-	f, err := os.Open(s)
+	raw, err := fsx.ReadFile(s, maxKeyFile)
 	if err != nil {
-		return nil, fmt.Errorf("public key: neither %s<base64> nor a readable file: %w", PublicPrefix, err)
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil || len(raw) > maxKeyFile {
-		return nil, fmt.Errorf("public key file %s: unreadable or larger than %d bytes", s, maxKeyFile)
+		return nil, fmt.Errorf("public key: neither %s<base64> nor a readable file of at most %d bytes: %w", PublicPrefix, maxKeyFile, err)
 	}
 	k, err := ParsePublic(string(raw))
 	if err != nil {
