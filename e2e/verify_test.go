@@ -27,6 +27,10 @@ func TestVerifyRealRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A deployment key: an unsigned bundle is never share-ready.
+	if k := runBin(t, nil, "keys", "init", "--data-dir", b.dataDir); k.code != 0 || !strings.HasPrefix(k.stdout, "cua-ed25519:") {
+		t.Fatalf("keys init: exit %d\n%s%s", k.code, k.stdout, k.stderr)
+	}
 	r := runBin(t, creds, "replay", capFile, "-i", "member_id=12345",
 		"--base-url", b.app.URL(), "--data-dir", b.dataDir, "--json")
 	var rec domain.RunRecord
@@ -38,7 +42,7 @@ func TestVerifyRealRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(v.stdout), &rep); err != nil {
 		t.Fatalf("verify --json: %v\n%s%s", err, v.stdout, v.stderr)
 	}
-	if v.code != 0 || !rep.ShareReady || !rep.ChainOK || !rep.ManifestOK || rep.Events == 0 {
+	if v.code != 0 || !rep.ShareReady || !rep.ChainOK || !rep.ManifestOK || rep.Events == 0 || rep.Signature != evidence.SigOK {
 		t.Fatalf("untouched run: exit %d %+v", v.code, rep)
 	}
 	t.Logf("cua verify --json:\n%s", v.stdout)
