@@ -74,7 +74,7 @@ func TestBinaryExitCodes(t *testing.T) {
 			if tt.wantFail == domain.CodeInputInvalid && rec.DispatchCount != 0 {
 				t.Errorf("bad input dispatched %d actions", rec.DispatchCount)
 			}
-			if rec.RunID == "" || rec.ContentHash == "" || rec.Capability != lookup+"@1.1.0" {
+			if rec.RunID == "" || rec.ContentHash == "" || rec.Capability != lookup+"@1.2.0" {
 				t.Errorf("record lacks identity: %+v", rec)
 			}
 			if _, err := os.Stat(filepath.Join(b.dataDir, "runs", rec.RunID, "record.json")); err != nil {
@@ -122,7 +122,7 @@ func TestBinaryRefusesBadInvocations(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"tampered capability", []string{"replay", tampered, "-i", "member_id=12345"}, "content hash mismatch for memberdesk.savings_balance@1.1.0: declared sha256:"},
+		{"tampered capability", []string{"replay", tampered, "-i", "member_id=12345"}, "content hash mismatch for memberdesk.savings_balance@1.2.0: declared sha256:"},
 		{"draft capability", []string{"replay", draft, "-i", "member_id=12345"}, "is a draft"},
 		{"missing file", []string{"replay", filepath.Join(dir, "nope.yaml")}, "no such file"},
 		{"input without =", []string{"replay", capFile, "-i", "member_id"}, "--input \"member_id\": want NAME=VALUE"},

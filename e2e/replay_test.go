@@ -126,17 +126,17 @@ func TestResultTable(t *testing.T) {
 		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
 		{name: "transfer with an approval of other content is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs(), irrev: true, gates: []string{"submit"},
-				approval: &policy.Approval{Capability: transfer + "@1.1.0", ContentHash: "sha256:" + strings.Repeat("0", 64)}}
+				approval: &policy.Approval{Capability: transfer + "@1.2.0", ContentHash: "sha256:" + strings.Repeat("0", 64)}}
 		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
 		{name: "transfer without --allow-irreversible is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			l := load(t, transfer)
 			return runSpec{cap: l, inputs: transferInputs(), gates: []string{"submit"},
-				approval: &policy.Approval{Capability: transfer + "@1.1.0", ContentHash: l.Hash}}
+				approval: &policy.Approval{Capability: transfer + "@1.2.0", ContentHash: l.Hash}}
 		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
 		{name: "approved transfer posts exactly once", cap: func(t *testing.T) runSpec {
 			l := load(t, transfer)
 			return runSpec{cap: l, inputs: transferInputs(), irrev: true, gates: []string{"submit"},
-				approval: &policy.Approval{Capability: transfer + "@1.1.0", ContentHash: l.Hash, Approver: "reviewer"}}
+				approval: &policy.Approval{Capability: transfer + "@1.2.0", ContentHash: l.Hash, Approver: "reviewer"}}
 		}, want: want{status: domain.StatusSuccess, dispatches: 12, ledger: 1, outputs: map[string]string{"confirmation": "TRF-0001"}}},
 	}
 	for _, r := range rows {

@@ -200,7 +200,7 @@ func TestTamperedFileRefused(t *testing.T) {
 	if !errors.As(err, &mm) {
 		t.Fatalf("want hash mismatch, got %v", err)
 	}
-	if !strings.Contains(err.Error(), "content hash mismatch for memberdesk.savings_balance@1.1.0: declared sha256:") {
+	if !strings.Contains(err.Error(), "content hash mismatch for memberdesk.savings_balance@1.2.0: declared sha256:") {
 		t.Errorf("message: %v", err)
 	}
 	if mm.Declared == mm.Computed {

@@ -47,7 +47,17 @@ type ApproveParams struct {
 	// InputsSchema is a JSON Schema the run's inputs (one object, money and
 	// numbers as JSON numbers) must satisfy, beside the other bounds.
 	InputsSchema json.RawMessage
+	// AcceptUnarmed, the approver's reason, accepts a capability that reads
+	// outputs from a screen showing a record with no check that it is the
+	// record asked for and does not declare identity: unarmed (DESIGN
+	// invariant 23). Approve refuses such a capability without it, and
+	// refuses it for a capability with nothing unarmed to accept.
+	AcceptUnarmed string
 }
+
+// unarmedNotePrefix starts the part of an approval's note that records an
+// accepted unarmed read.
+const unarmedNotePrefix = "identity unarmed: "
 
 // Approve records an approval of the version ref names. It refuses a
 // tampered or draft version, bounds or inputs that name no input of the
@@ -73,6 +83,9 @@ func (c *Catalog) Approve(ctx context.Context, ref string, p ApproveParams) (sto
 		a.ExpiresAt = a.CreatedAt.Add(p.Expires)
 	}
 	if err := c.checkApproval(l.Capability, p); err != nil {
+		return store.Approval{}, fmt.Errorf("approve %s: %w", v.Ref(), err)
+	}
+	if a.Note, err = identityNote(l.Capability, p); err != nil {
 		return store.Approval{}, fmt.Errorf("approve %s: %w", v.Ref(), err)
 	}
 	if p.Once {
@@ -120,6 +133,45 @@ func (c *Catalog) checkApproval(cp *domain.Capability, p ApproveParams) error {
 		}
 	}
 	return policy.InputBounds{Max: p.Max, Allowed: p.Allowed, Pattern: p.Pattern}.Validate()
+}
+
+// identityNote returns the approval's note, recording an unarmed read the
+// approval accepts (invariant 23): the reason the capability declares
+// (identity: unarmed) or the approver's --accept-unarmed reason. It
+// refuses a capability with an undeclared unarmed read unless the approver
+// accepts it, and an acceptance of a capability that has none.
+func identityNote(cp *domain.Capability, p ApproveParams) (string, error) {
+	accept := strings.TrimSpace(p.AcceptUnarmed)
+	if p.AcceptUnarmed != "" && accept == "" {
+		return "", errors.New("--accept-unarmed needs a reason")
+	}
+	declared := capability.IdentityUnarmed(cp)
+	reads := capability.UnarmedReads(cp)
+	var why string
+	switch {
+	case len(reads) > 0 && accept == "":
+		names := make([]string, len(reads))
+		for i, r := range reads {
+			names[i] = fmt.Sprintf("%s (step %s)", r.Output, r.Step)
+		}
+		return "", fmt.Errorf("%s reads %s from a screen showing a record with no check that it is the record asked for: "+
+			"add a predicate with {input.NAME} to the reading step's postcondition or the checkpoint, declare identity: {unarmed: REASON}, "+
+			"or accept it with --accept-unarmed REASON", cp.Ref(), strings.Join(names, ", "))
+	case len(reads) > 0:
+		why = unarmedNotePrefix + "accepted: " + accept
+	case declared != "" && accept != "":
+		why = unarmedNotePrefix + "declared: " + declared + "; accepted: " + accept
+	case declared != "":
+		why = unarmedNotePrefix + "declared: " + declared
+	case accept != "":
+		return "", fmt.Errorf("--accept-unarmed: %s checks the identity of every record it reads; there is nothing to accept", cp.Ref())
+	default:
+		return p.Note, nil
+	}
+	if p.Note == "" {
+		return why, nil
+	}
+	return p.Note + "; " + why, nil
 }
 
 // exactInputs binds raw through the capability's input specs and returns

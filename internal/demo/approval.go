@@ -165,7 +165,7 @@ func (e *env) evalStage(ctx context.Context, cat *catalog.Catalog, r *Result) bo
 // approveStage approves the transfer from its eval replays, within
 // amount <= ApprovalMax.
 func (e *env) approveStage(ctx context.Context, cat *catalog.Catalog, r *Result) bool {
-	a, err := cat.Approve(ctx, transferCap+"@1.1.0", catalog.ApproveParams{FromEval: true,
+	a, err := cat.Approve(ctx, transferCap+"@1.2.0", catalog.ApproveParams{FromEval: true,
 		Max: map[string]string{"amount": ApprovalMax}, Expires: approvalLife, Approver: "demo reviewer",
 		Note: "cua demo: earned from its eval replays"})
 	if err != nil {
@@ -229,7 +229,7 @@ func requests(st mockapp.State) int {
 // Gate, as `cua replay ID` does; opened reports whether a browser session
 // was opened for it.
 func (e *env) gatedReplay(ctx context.Context, cat *catalog.Catalog, st Stage, p catalog.RunParams) (rec *domain.RunRecord, opened bool, err error) {
-	l, _, err := cat.Resolve(ctx, st.Capability+"@1.1.0")
+	l, _, err := cat.Resolve(ctx, st.Capability+"@1.2.0")
 	if err != nil {
 		return nil, false, err
 	}

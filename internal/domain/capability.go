@@ -71,6 +71,7 @@ type Capability struct {
 	Steps         []Step           `json:"steps"`
 	Reentry       *Reentry         `json:"reentry,omitempty"`
 	Checkpoint    *Checkpoint      `json:"checkpoint,omitempty"`
+	Identity      *Identity        `json:"identity,omitempty"`
 	Outcomes      []Outcome        `json:"outcomes,omitempty"`
 	Recovery      []RecoveryRule   `json:"recovery,omitempty"`
 	Escalation    Escalation       `json:"escalation"`
@@ -198,6 +199,19 @@ type Prerequisite struct {
 type Reentry struct {
 	Step string    `json:"step"`
 	When Predicate `json:"when"`
+}
+
+// Identity is what a capability declares about proving whose record it
+// read. Without it, a capability whose outputs are read from a screen that
+// shows a record asked for by an input must check that record's identity:
+// a predicate that depends on an input ({input.NAME}) in the checkpoint or
+// in the pre- or postcondition or wait of the reading steps (the extract
+// steps and the action that brought their screen).
+type Identity struct {
+	// Unarmed, the reason, declares that the capability reads without such
+	// a check (the screen shows nothing that names the record, for
+	// example). An approval of the capability records that choice.
+	Unarmed string `json:"unarmed"`
 }
 
 // ActionType is what a step does.

@@ -22,8 +22,8 @@ import (
 
 const (
 	examples = "../../examples/capabilities"
-	lookup   = "memberdesk.savings_balance@1.1.0"
-	transfer = "memberdesk.transfer_funds@1.1.0"
+	lookup   = "memberdesk.savings_balance@1.2.0"
+	transfer = "memberdesk.transfer_funds@1.2.0"
 )
 
 // fakeRunner stands in for pipeline.Replay: it indexes the run through the

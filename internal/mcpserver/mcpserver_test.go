@@ -29,7 +29,7 @@ import (
 const (
 	examples  = "../../examples/capabilities"
 	lookup    = "memberdesk_savings_balance"
-	lookupRef = "memberdesk.savings_balance@1.1.0"
+	lookupRef = "memberdesk.savings_balance@1.2.0"
 )
 
 // One Chromium for the test binary (STYLE rule 22): every call opens its

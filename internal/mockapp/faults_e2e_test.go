@@ -172,26 +172,41 @@ func loadCap(t *testing.T, name string, edits ...string) *capability.Loaded {
 	return l
 }
 
-// TestStaleResultInChromium: without an identity check the lookup reads the
-// stale record (another member's balance); with a check on the heading
-// "Member 12345" it waits for the record to be replaced and reads the right
-// one.
+// TestStaleResultInChromium: the reference lookup checks that the details
+// show the heading "Member {input.member_id}" (invariant 23), so under
+// stale_result a lookup of 23456 right after one of 12345 waits for the
+// record asked for and answers 23456's balance, never 12345's; the same
+// lookup with that check taken out reads the stale record.
 func TestStaleResultInChromium(t *testing.T) {
 	f := setupFaultRun(t)
-	plain := loadCap(t, "memberdesk.savings_balance")
+	ref := loadCap(t, "memberdesk.savings_balance")
+	if !capability.ChecksIdentity(ref.Capability) || len(capability.UnarmedReads(ref.Capability)) > 0 {
+		t.Fatalf("%s reads with no identity check: %v", ref.Capability.Ref(), capability.UnarmedReads(ref.Capability))
+	}
+	if rec := f.lookup(t, ref, "12345"); rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != "1234.56" {
+		t.Fatalf("lookup of 12345: %s %s %s %v; want SUCCESS with 1234.56", rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
+	}
 	f.arm(t, mockapp.FaultStaleResult)
-	rec := f.lookup(t, plain, "12345")
-	if rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != "12345678.90" {
-		t.Fatalf("without an identity check: %s %s %v; want SUCCESS with member 56789's balance 12345678.90 (the stale record)", rec.Status, rec.FailureCode, rec.Outputs)
+	rec := f.lookup(t, ref, "23456")
+	if got := fmt.Sprint(rec.Outputs["savings_balance"]); got == "1234.56" || rec.Status == domain.StatusSuccess && got != "0.00" {
+		t.Fatalf("reference lookup of 23456 under stale_result: %s %s %s %v; want SUCCESS with 23456's balance 0.00 (or a halt), never 12345's 1234.56",
+			rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
+	}
+	if rec.Status != domain.StatusSuccess || rec.Outputs["status"] != "Closed" {
+		t.Errorf("reference lookup of 23456 under stale_result: %s %s %s %v; want SUCCESS with 0.00 and Closed", rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
 	}
 
-	checked := loadCap(t, "memberdesk.savings_balance",
-		"    postcondition:\n      node_exists: {role: heading, name: Member Details, scope: {frame: content}}\n    wait: {timeout_ms: 10000}",
-		"    postcondition:\n      node_exists: {role: heading, name: Member 12345, scope: {frame: content}}\n    wait: {timeout_ms: 10000}")
+	// The same lookup without the identity check: it reads the stale
+	// record (the previous lookup's member, 23456) as 12345's answer.
+	check := `- node_exists: {role: heading, name: "Member {input.member_id}", scope: {frame: content}}` + "\n"
+	unarmed := loadCap(t, "memberdesk.savings_balance", "        "+check, "", "      "+check, "")
+	if reads := capability.UnarmedReads(unarmed.Capability); len(reads) != 3 {
+		t.Fatalf("unarmed variant: unarmed reads %v, want the three reads", reads)
+	}
 	f.arm(t, mockapp.FaultStaleResult)
-	rec = f.lookup(t, checked, "12345")
-	if rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != "1234.56" {
-		t.Fatalf("with an identity check: %s %s %s %v; want SUCCESS with 1234.56", rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
+	rec = f.lookup(t, unarmed, "12345")
+	if rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["savings_balance"]) != "0.00" {
+		t.Fatalf("without an identity check: %s %s %v; want SUCCESS with member 23456's balance 0.00 (the stale record)", rec.Status, rec.FailureCode, rec.Outputs)
 	}
 }
 

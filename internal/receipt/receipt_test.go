@@ -57,8 +57,8 @@ func golden(t *testing.T, kind receipt.Kind, name string, v any) []byte {
 
 func transferRecord(status domain.RunStatus, code domain.FailureCode) *domain.RunRecord {
 	return &domain.RunRecord{
-		SchemaVersion: 1, RunID: "r20261202T120000-0000beef", Capability: "memberdesk.transfer_funds@1.1.0",
-		ContentHash: "sha256:dd2d178c3a087dd41977372e956b5c70d010e6264262eff206c267a76324eb37",
+		SchemaVersion: 1, RunID: "r20261202T120000-0000beef", Capability: "memberdesk.transfer_funds@1.2.0",
+		ContentHash: "sha256:09571ee0fd72a8f9a310a0ccc9016ac56ceb55fdd3a87f226935aeb0850a109f",
 		Status:      status, FailureCode: code, DispatchCount: 9, DurationMS: 4066,
 		Inputs: map[string]any{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "250.00"},
 		Steps:  []domain.StepResult{{ID: "open_transfer", Action: "click", Status: "ok"}, {ID: "review", Action: "click", Status: "ok"}},
@@ -153,9 +153,9 @@ func TestReceipts(t *testing.T) {
 	unknown.Effects = &domain.Effects{Sent: true, Unconfirmed: true, Steps: []domain.StepEffect{
 		{Step: "submit", Risk: domain.RiskIrreversible, Effect: domain.EffectSentUnconfirmed},
 		{Step: "confirm", Risk: domain.RiskIrreversible, Effect: domain.EffectNotSent}}}
-	modal := &domain.RunRecord{RunID: "r20261202T120000-0000cafe", Capability: "memberdesk.savings_balance@1.1.0", ContentHash: lookup.Hash,
+	modal := &domain.RunRecord{RunID: "r20261202T120000-0000cafe", Capability: "memberdesk.savings_balance@1.2.0", ContentHash: lookup.Hash,
 		Status: domain.StatusNeedsHuman, FailureCode: domain.CodeUnexpectedState, DispatchCount: 3, Inputs: map[string]any{"member_id": "12345"}}
-	failed := &domain.RunRecord{RunID: "r20261202T120000-0000f00d", Capability: "memberdesk.savings_balance@1.1.0", ContentHash: lookup.Hash,
+	failed := &domain.RunRecord{RunID: "r20261202T120000-0000f00d", Capability: "memberdesk.savings_balance@1.2.0", ContentHash: lookup.Hash,
 		Status: domain.StatusFailed, FailureCode: domain.CodeInputInvalid}
 	tests := []struct {
 		name    string
@@ -196,7 +196,7 @@ func TestGateNamesTheExactDecision(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `Approve the irreversible click on button "Submit transfer" (step submit of Transfer funds between a member's accounts, ` +
-		`memberdesk.transfer_funds@1.1.0) with amount=250.00, from_account=Savings, member_id=12345, to_account=Checking`
+		`memberdesk.transfer_funds@1.2.0) with amount=250.00, from_account=Savings, member_id=12345, to_account=Checking`
 	if g.Decision != want {
 		t.Errorf("decision\n got %s\nwant %s", g.Decision, want)
 	}

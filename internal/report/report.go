@@ -100,6 +100,12 @@ type FileCheck struct {
 	Sealed      bool                 `json:"sealed"`
 	Error       string               `json:"error,omitempty"`
 	Problems    []capability.Problem `json:"problems,omitempty"`
+	// Lint lists what a valid file should still fix (an unarmed read, see
+	// capability.UnarmedReads); cua capability lint fails on it.
+	Lint []capability.Problem `json:"lint,omitempty"`
+	// IdentityUnarmed is the reason a valid file gives for reading without
+	// an identity check (identity: unarmed).
+	IdentityUnarmed string `json:"identity_unarmed,omitempty"`
 }
 
 // Check loads file and reports it: valid with its id, version, hash and
@@ -124,7 +130,28 @@ func Check(ctx context.Context, file string) FileCheck {
 	}
 	r.Valid = true
 	r.ID, r.Version, r.ContentHash, r.Sealed = l.Capability.ID, l.Capability.Version, l.Hash, l.Sealed
+	r.Lint, r.IdentityUnarmed = l.Lint(), capability.IdentityUnarmed(l.Capability)
 	return r
+}
+
+// LintLines are the lines cua capability lint prints for a check: Line,
+// then one indented line per lint problem, or a note of a declared
+// unarmed read.
+func (r FileCheck) LintLines() []string {
+	lines := []string{r.Line()}
+	if !r.Valid {
+		return lines
+	}
+	if len(r.Lint) > 0 {
+		lines[0] = fmt.Sprintf("LINT %s  %s@%s  %d lint problem(s)", r.File, r.ID, r.Version, len(r.Lint))
+	}
+	for _, p := range r.Lint {
+		lines = append(lines, "  lint: "+p.String())
+	}
+	if r.IdentityUnarmed != "" {
+		lines = append(lines, "  identity unarmed (declared): "+r.IdentityUnarmed)
+	}
+	return lines
 }
 
 // Line is the one-line text of a check: "ok   FILE  ID@VERSION  STATE" for

@@ -56,8 +56,8 @@ func setup(t *testing.T) *testBundle {
 			t.Fatal(err)
 		}
 	}
-	tb.approve(t, "memberdesk.savings_balance@1.1.0", catalog.ApproveParams{FromEval: true})
-	tb.approve(t, "memberdesk.transfer_funds@1.1.0", catalog.ApproveParams{FromEval: true,
+	tb.approve(t, "memberdesk.savings_balance@1.2.0", catalog.ApproveParams{FromEval: true})
+	tb.approve(t, "memberdesk.transfer_funds@1.2.0", catalog.ApproveParams{FromEval: true,
 		Max: map[string]string{"amount": "500.00"}, Allowed: map[string][]string{"to_account": {"Checking"}}})
 	return tb
 }

@@ -23,7 +23,7 @@ import (
 // MemberDesk member the lookups ask for.
 
 // lookupRef is the catalog reference of the reference lookup.
-const lookupRef = "memberdesk.savings_balance@1.1.0"
+const lookupRef = "memberdesk.savings_balance@1.2.0"
 
 // cuaHome is one data directory (and, for a fleet, one PostgreSQL
 // database) that bin/cua runs in.

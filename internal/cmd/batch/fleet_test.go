@@ -34,7 +34,7 @@ func TestFleetOnPostgres(t *testing.T) {
 	members := []string{"12345", "23456", "34567", "45678", "56789"}
 	ids := make([]int64, 0, 100)
 	for i := range 100 {
-		j, err := q.Submit(ctx, jobs.RunArgs{Ref: "memberdesk.savings_balance@1.1.0", BaseURL: w.app.URL(),
+		j, err := q.Submit(ctx, jobs.RunArgs{Ref: "memberdesk.savings_balance@1.2.0", BaseURL: w.app.URL(),
 			Inputs: map[string]string{"member_id": members[i%len(members)]}, IdempotencyKey: fmt.Sprint("fleet-", i)})
 		if err != nil {
 			t.Fatal(err)

@@ -16,9 +16,10 @@ import (
 func NewCmdCapability(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "capability",
-		Short: "Validate, hash and seal capability files",
+		Short: "Validate, lint, hash and seal capability files",
 	}
 	cmd.AddCommand(NewCmdCapabilityValidate(f, nil))
+	cmd.AddCommand(NewCmdCapabilityLint(f, nil))
 	cmd.AddCommand(NewCmdCapabilityHash(f, nil))
 	cmd.AddCommand(NewCmdCapabilitySeal(f, nil))
 	return cmd
@@ -87,6 +88,52 @@ func runCapabilityValidate(opts *capOptions) error {
 	}
 	if bad > 0 {
 		return &cmdutil.SilentError{Err: fmt.Errorf("%d of %d capability files invalid", bad, len(opts.Files))}
+	}
+	return nil
+}
+
+func NewCmdCapabilityLint(f *cmdutil.Factory, runF func(*capOptions) error) *cobra.Command {
+	cmd := newCapCmd(&capOptions{IO: f.IO}, &cobra.Command{
+		Use:     "lint FILE...",
+		Short:   "Validate capability files and report what an approver should not accept, such as a read with no identity check",
+		Long:    cmdutil.Help(helpLint, false),
+		Example: cmdutil.Help(helpLint, true),
+	}, runCapabilityLint, runF)
+	cmd.Flags().Lookup("json").Usage = "print results as JSON"
+	return cmd
+}
+
+func runCapabilityLint(opts *capOptions) error {
+	results := make([]report.FileCheck, 0, len(opts.Files))
+	bad := 0
+	for _, file := range opts.Files {
+		if err := opts.ctx.Err(); err != nil {
+			return err
+		}
+		r := report.Check(opts.ctx, file)
+		ok := r.Valid && len(r.Lint) == 0
+		if !ok {
+			bad++
+		}
+		results = append(results, r)
+		if opts.JSON {
+			continue
+		}
+		w := opts.IO.Out
+		if !ok {
+			w = opts.IO.ErrOut
+		}
+		for _, line := range r.LintLines() {
+			fmt.Fprintln(w, line)
+		}
+	}
+	if opts.JSON {
+		if err := cmdutil.WriteJSON(opts.IO.Out, map[string]any{"schema_version": cmdutil.JSONSchemaVersion, "results": results}); err != nil {
+			return err
+		}
+	}
+	if bad > 0 {
+		return &cmdutil.SilentError{Err: fmt.Errorf("%d of %d capability files invalid or with lint problems", bad, len(opts.Files))}
 	}
 	return nil
 }

@@ -10,3 +10,6 @@ var helpSeal string
 
 //go:embed validate.txt
 var helpValidate string
+
+//go:embed lint.txt
+var helpLint string

@@ -42,7 +42,7 @@ func TestExportTools(t *testing.T) {
 	}{
 		{"openai by default", []string{"export-tools"}, `"function": {`, ""},
 		{"anthropic", []string{"export-tools", "--format", "anthropic", "memberdesk.savings_balance"}, `"input_schema": {`, ""},
-		{"mcp", []string{"export-tools", "--format=mcp", "memberdesk.savings_balance@1.1.0"}, `"outputSchema": {`, ""},
+		{"mcp", []string{"export-tools", "--format=mcp", "memberdesk.savings_balance@1.2.0"}, `"outputSchema": {`, ""},
 		{"unapproved ref named", []string{"export-tools", "memberdesk.savings_balance", "corebank.auth.sign_on"}, "", "corebank.auth.sign_on: not approved"},
 		{"unknown format", []string{"export-tools", "--format", "gemini"}, "", `--format: format "gemini"`},
 	} {

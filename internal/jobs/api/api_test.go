@@ -35,7 +35,7 @@ func newAPI(t *testing.T, dir string, cfg jobs.Config) (*jobs.Queue, *api.Handle
 func TestAPI(t *testing.T) {
 	t.Parallel()
 	q, h := newAPI(t, t.TempDir(), jobs.Config{})
-	run := `{"ref":"memberdesk.savings_balance@1.1.0","base_url":"http://127.0.0.1:8811","inputs":{"member_id":"12345"},"idempotency_key":"k1"}`
+	run := `{"ref":"memberdesk.savings_balance@1.2.0","base_url":"http://127.0.0.1:8811","inputs":{"member_id":"12345"},"idempotency_key":"k1"}`
 	tests := []struct {
 		name, method, path, body, host, origin, token string
 		status                                        int

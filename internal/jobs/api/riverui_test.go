@@ -27,7 +27,7 @@ func TestRiverUIReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(q.Close)
-	j, err := q.Submit(ctx, jobs.RunArgs{Ref: "memberdesk.savings_balance@1.1.0", BaseURL: "http://127.0.0.1:8811",
+	j, err := q.Submit(ctx, jobs.RunArgs{Ref: "memberdesk.savings_balance@1.2.0", BaseURL: "http://127.0.0.1:8811",
 		Inputs: map[string]string{"member_id": "12345"}})
 	if err != nil {
 		t.Fatal(err)
