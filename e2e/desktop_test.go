@@ -17,6 +17,10 @@ func TestReplayDesktopBinary(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	file := "../internal/surface/desktop/testdata/capabilities/mousepad.write_note.yaml"
+	// A deployment key signs the bundle: an unsigned one is not share-ready.
+	if k := runBin(t, nil, "keys", "init", "--data-dir", data); k.code != 0 {
+		t.Fatalf("keys init: exit %d\n%s%s", k.code, k.stdout, k.stderr)
+	}
 	r := runBin(t, nil, "replay", file, "--base-url", "http://mousepad", "--launch", "mousepad --disable-server",
 		"-i", "note=Call the member back at 3pm", "--data-dir", data, "--json")
 	var rec domain.RunRecord

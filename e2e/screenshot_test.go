@@ -22,6 +22,10 @@ func TestScreenshotsAndReceiptOfARealRun(t *testing.T) {
 	t.Parallel()
 	b := setup(t, mockapp.Options{})
 	creds := []string{"CUA_SECRET_COREBANK_OPERATOR=" + operator, "CUA_SECRET_COREBANK_PASSWORD=" + password}
+	// A deployment key signs the bundle: an unsigned one is not share-ready.
+	if k := runBin(t, nil, "keys", "init", "--data-dir", b.dataDir); k.code != 0 {
+		t.Fatalf("keys init: exit %d\n%s%s", k.code, k.stdout, k.stderr)
+	}
 	r := runBin(t, creds, "replay", filepath.Join(examples, "memberdesk.transfer_funds.yaml"), "-i", "member_id=12345",
 		"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=250.00",
 		"--base-url", b.app.URL(), "--data-dir", b.dataDir, "--json")

@@ -40,7 +40,7 @@ import (
 //	home        heading "Welcome", text "Signed on as OP1001"
 //	search      heading "Member Search", [alert], [status "Member not found"],
 //	            textbox "Member number", button "Search" (c: "Find member"), button "Clear"
-//	member      heading "Member Details"; per row (variant order) a control of role row
+//	member      heading "Member Details", heading "Member NNNNN"; per row (variant order) a control of role row
 //	            with region = its label, holding a cell named by the label and a cell
 //	            named by the value whose region is the label ("Member number", "Name",
 //	            "Status", "Savings Balance" (c: "Savings Bal."), "As of"); member 34567:
@@ -617,6 +617,7 @@ func (a *automation) controls() []statewire.Control {
 		add(content, statewire.Control{ID: "clear", Role: "button", Name: "Clear"})
 	case screenMember:
 		heading("Member Details")
+		text("member-heading", "heading", "Member "+a.sess.member)
 		m := members[a.sess.member]
 		for i, r := range memberRows(m, v) {
 			row := "row" + strconv.Itoa(i)

@@ -58,6 +58,12 @@ func (r *run) judgeHandBack(ctx context.Context, e *end) (*end, bool) {
 		return e, false
 	}
 	r.noteSnapshot(snap)
+	if r.undeclaredModal(snap) != "" {
+		// A dialog neither run declared is open: the screen is unknown to
+		// both, so the sub-run's failure stands and nothing is touched
+		// (a recovery rule matching what shows behind it must not act).
+		return e, false
+	}
 	v := r.classify(snap, expectation{name: "the screen a capability run in place failed on",
 		check: func(*domain.UiSnapshot) (bool, domain.FailureCode, string) { return false, e.code, e.msg }})
 	switch v.kind {

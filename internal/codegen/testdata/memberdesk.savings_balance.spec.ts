@@ -387,7 +387,7 @@ for (const c of CASES) {
       }],
       ["search: Run the search.", async () => {
         await contentFrame.getByRole("button", { name: "Search", exact: true }).click();
-        outcome = await settle(page, "step search", async () => (await present(contentFrame.getByRole("heading", { name: "Member Details", exact: true }))), outcomes, 10000);
+        outcome = await settle(page, "step search", async () => ((await present(contentFrame.getByRole("heading", { name: "Member Details", exact: true }))) && (await present(contentFrame.getByRole("heading", { name: "Member " + input(c, "member_id"), exact: true })))), outcomes, 10000);
       }],
       ["read_status", async () => {
         const target = rowOf(contentFrame, "Status").getByRole("cell").or(rowOf(contentFrame, "Status").getByRole("gridcell")).filter({ hasNotText: exactly("Status") });
@@ -415,7 +415,7 @@ for (const c of CASES) {
       await test.step(title, run);
     }
     if (outcome === '') {
-      outcome = await test.step('checkpoint', async () => await settle(page, 'the checkpoint', async () => (await present(contentFrame.getByRole("heading", { name: "Member Details", exact: true }))), outcomes, 10000));
+      outcome = await test.step('checkpoint', async () => await settle(page, 'the checkpoint', async () => ((await present(contentFrame.getByRole("heading", { name: "Member Details", exact: true }))) && (await present(contentFrame.getByRole("heading", { name: "Member " + input(c, "member_id"), exact: true })))), outcomes, 10000));
     }
     expect(outcome, 'business outcome').toBe(c.expect === 'success' ? '' : c.expect);
     if (outcome !== '') {

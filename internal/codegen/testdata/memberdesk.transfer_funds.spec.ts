@@ -420,7 +420,7 @@ for (const c of CASES) {
         await dialog.accept();
         await pending;
         dialog = undefined;
-        outcome = await settle(page, "step confirm", async () => (await present(contentFrame.getByRole("heading", { name: "Transfer Complete", exact: true }))), outcomes, 10000);
+        outcome = await settle(page, "step confirm", async () => ((await present(contentFrame.getByRole("heading", { name: "Transfer Complete", exact: true }))) && (await present(rowOf(contentFrame, "Member number").getByRole("cell", { name: input(c, "member_id"), exact: true }).or(rowOf(contentFrame, "Member number").getByRole("gridcell", { name: input(c, "member_id"), exact: true })).filter({ hasNotText: exactly("Member number") })))), outcomes, 10000);
       }],
       ["read_confirmation", async () => {
         const target = contentFrame.getByText(new RegExp("TRF-[0-9]{4}"));
@@ -437,7 +437,7 @@ for (const c of CASES) {
       await test.step(title, run);
     }
     if (outcome === '') {
-      outcome = await test.step('checkpoint', async () => await settle(page, 'the checkpoint', async () => (await present(contentFrame.getByRole("heading", { name: "Transfer Complete", exact: true }))), outcomes, 10000));
+      outcome = await test.step('checkpoint', async () => await settle(page, 'the checkpoint', async () => ((await present(contentFrame.getByRole("heading", { name: "Transfer Complete", exact: true }))) && (await present(rowOf(contentFrame, "Member number").getByRole("cell", { name: input(c, "member_id"), exact: true }).or(rowOf(contentFrame, "Member number").getByRole("gridcell", { name: input(c, "member_id"), exact: true })).filter({ hasNotText: exactly("Member number") })))), outcomes, 10000));
     }
     expect(outcome, 'business outcome').toBe(c.expect === 'success' ? '' : c.expect);
     if (outcome !== '') {
