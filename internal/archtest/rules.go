@@ -48,6 +48,7 @@ const (
 	recorder   = "internal/recorder"
 	evidence   = "internal/evidence"
 	store      = "internal/store"
+	principal  = "internal/principal"
 	catalog    = "internal/catalog"
 	hitl       = "internal/hitl"
 	console    = "internal/console"
@@ -132,8 +133,12 @@ var Rules = []Rule{
 	// The port; store/sqlite, store/postgres and store/storetest inherit it
 	// plus store.
 	{Pkg: store, MayImport: []string{domain}},
-	// policy decides whether inputs fit an approval's bounds.
-	{Pkg: catalog, MayImport: []string{domain, capability, policy, store}},
+	// Principals: names, roles, token hashes and lockout over the store
+	// port (no adapter; the composition root opens one).
+	{Pkg: principal, MayImport: []string{domain, store}},
+	// policy decides whether inputs fit an approval's bounds; principal
+	// checks that an approver or revoker is a principal's String form.
+	{Pkg: catalog, MayImport: []string{domain, capability, policy, store, principal}},
 	{Pkg: hitl, MayImport: []string{domain, policy}},
 	// The intervention queue's store adapter: hitl's Queue port over the
 	// store port (no adapter of the store; the composition root opens one).
@@ -196,8 +201,9 @@ var Rules = []Rule{
 	// and a command never reaches into a surface adapter's internals.
 	{Pkg: cmds, MayImport: []string{Everything}, MayNotImport: []string{targeting, perception, runtime, cli, surface + "/..."}},
 	// What every command shares: streams, the factory, exit-code errors,
-	// flag helpers and opening the catalog a --db names.
-	{Pkg: cmdutil, MayImport: []string{domain, redact, pipeline, launch, catalog, store, report}},
+	// flag helpers and opening the catalog a --db names, and resolving the
+	// principal running the command (CUA_PRINCIPAL_TOKEN or the OS user).
+	{Pkg: cmdutil, MayImport: []string{domain, redact, pipeline, launch, catalog, store, report, principal}},
 	// The one bounded reader of files (invariant 22): stdlib only, a leaf
 	// every row but domain may import (see [Leaves]).
 	{Pkg: fsx},

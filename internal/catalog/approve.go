@@ -16,6 +16,7 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/policy"
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/store"
 )
 
@@ -38,7 +39,9 @@ type ApproveParams struct {
 	// Expires, when positive, ends the approval that long after now.
 	Expires time.Duration
 	Note    string
-	// Approver defaults to Config.User (the OS user).
+	// Approver is the String form of the principal approving (see
+	// principal.CheckString); it defaults to Config.User. Anything else is
+	// refused, so no free text reaches the approvals table.
 	Approver string
 	// Once makes a one-off approval of exactly Inputs, consumed by the first
 	// run that uses it.
@@ -74,8 +77,11 @@ func (c *Catalog) Approve(ctx context.Context, ref string, p ApproveParams) (sto
 		Bounds: store.Bounds{Max: p.Max, Allowed: p.Allowed, Pattern: p.Pattern, InputsSchema: p.InputsSchema}}
 	if a.Approver == "" {
 		if a.Approver = c.user(); a.Approver == "" {
-			return store.Approval{}, errors.New("approver: the OS user is unknown; name one with --approver")
+			return store.Approval{}, errors.New("approver: no principal is known (set CUA_PRINCIPAL_TOKEN)")
 		}
+	}
+	if err := principal.CheckString(a.Approver); err != nil {
+		return store.Approval{}, fmt.Errorf("approver: %w", err)
 	}
 	if p.Expires < 0 {
 		return store.Approval{}, fmt.Errorf("expires: %s is negative", p.Expires)
@@ -202,12 +208,25 @@ func text(v any) string {
 	return fmt.Sprint(v)
 }
 
-// Revoke revokes the approval id; revoking twice keeps the first time.
+// Revoke revokes the approval id as Config.User; see RevokeBy.
 func (c *Catalog) Revoke(ctx context.Context, id string) (store.Approval, error) {
+	return c.RevokeBy(ctx, id, c.user())
+}
+
+// RevokeBy revokes the approval id, recording the principal by (its String
+// form, see principal.CheckString; anything else is refused); revoking
+// twice keeps the first time and the first revoker.
+func (c *Catalog) RevokeBy(ctx context.Context, id, by string) (store.Approval, error) {
 	if id == "" {
 		return store.Approval{}, errors.New("approval id is empty")
 	}
-	return c.st.RevokeApproval(ctx, id)
+	if by == "" {
+		return store.Approval{}, errors.New("revoked by: no principal is known (set CUA_PRINCIPAL_TOKEN)")
+	}
+	if err := principal.CheckString(by); err != nil {
+		return store.Approval{}, fmt.Errorf("revoked by: %w", err)
+	}
+	return c.st.RevokeApproval(ctx, id, by)
 }
 
 // Authorize finds an active approval of exactly l's content hash that

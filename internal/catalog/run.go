@@ -159,15 +159,22 @@ func (g *Gate) prior(ctx context.Context, runID string) (*domain.RunRecord, stri
 }
 
 // Unstarted indexes a run that ended before it could begin (inputs that
-// do not bind, a called capability that does not resolve) with its status
-// and failure code. It claims no idempotency key: the run did nothing.
+// do not bind, a called capability that does not resolve, a refusal of
+// Begin, whose row it completes) with its status, failure code, evidence
+// path and anchor. It claims no idempotency key: the run did nothing. l
+// is nil when the capability did not resolve: the row names the record's
+// capability and content hash.
 func (g *Gate) Unstarted(ctx context.Context, l *capability.Loaded, rec *domain.RunRecord, evidencePath string) error {
-	cp := l.Capability
+	id, version, _ := strings.Cut(rec.Capability, "@")
+	hash := rec.ContentHash
+	if l != nil {
+		id, version, hash = l.Capability.ID, l.Capability.Version, l.Hash
+	}
 	now := g.c.now()
-	r := store.Run{ID: rec.RunID, CapabilityID: cp.ID, Version: cp.Version, ContentHash: l.Hash, Status: rec.Status,
+	r := store.Run{ID: rec.RunID, CapabilityID: id, Version: version, ContentHash: hash, Status: rec.Status,
 		FailureCode: rec.FailureCode, Outcome: rec.Outcome, StartedAt: now, EndedAt: now, EvidencePath: evidencePath, Eval: g.p.Eval,
 		ChainHead: g.run.ChainHead, Signature: g.run.Signature}
-	if _, err := g.c.st.RecordRun(ctx, r); err != nil {
+	if _, err := g.c.st.RecordRun(ctx, r); err != nil && (!errors.Is(err, store.ErrExists) || g.run.ID != rec.RunID) {
 		return fmt.Errorf("index run %s: %w", r.ID, err)
 	}
 	if _, err := g.c.st.UpdateRun(ctx, r); err != nil {

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/store"
 )
 
@@ -31,7 +33,7 @@ func WriteDetail(w io.Writer, d *Detail) error {
 	fmt.Fprintf(w, "\ncontent hash: %s\nadded:        %s\n\napprovals (%d):\n", v.ContentHash, stamp(v.CreatedAt), len(d.Approvals))
 	now := time.Now()
 	for _, a := range d.Approvals {
-		fmt.Fprintf(w, "  %s  %s  by %s at %s  %s\n", a.ID, approvalState(a, now), a.Approver, stamp(a.CreatedAt), Describe(a))
+		fmt.Fprintf(w, "  %s  %s  by %s at %s  %s\n", a.ID, approvalState(a, now), who(a.Approver), stamp(a.CreatedAt), Describe(a))
 	}
 	fmt.Fprintf(w, "\nlast runs (%d):\n", len(d.Runs))
 	return WriteRuns(w, d.Runs)
@@ -100,6 +102,8 @@ func Describe(a store.Approval) string {
 // consumed), expired, or active.
 func approvalState(a store.Approval, now time.Time) string {
 	switch {
+	case !a.RevokedAt.IsZero() && a.RevokedBy != "":
+		return "revoked " + stamp(a.RevokedAt) + " by " + who(a.RevokedBy)
 	case !a.RevokedAt.IsZero():
 		return "revoked " + stamp(a.RevokedAt)
 	case a.ConsumedBy != "":
@@ -136,6 +140,17 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// who prints a principal as recorded; a record written before principals
+// existed that is not a principal's String form (a free-text approver,
+// perhaps with control characters) is printed quoted, so it can never pass
+// for another line or another principal.
+func who(s string) string {
+	if principal.CheckString(s) == nil {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
 func dash(s string) string {
 	if s == "" {
 		return "-"
@@ -156,12 +171,13 @@ func WriteAdded(w io.Writer, r AddResult) error {
 
 // WriteApproved prints a new approval and what it covers.
 func WriteApproved(w io.Writer, a store.Approval) error {
-	_, err := fmt.Fprintf(w, "approved %s@%s %s as %s by %s: %s\n", a.CapabilityID, a.Version, a.ContentHash, a.ID, a.Approver, Describe(a))
+	_, err := fmt.Fprintf(w, "approved %s@%s %s as %s by %s: %s\n", a.CapabilityID, a.Version, a.ContentHash, a.ID, who(a.Approver), Describe(a))
 	return err
 }
 
 // WriteRevoked prints a revoked approval.
 func WriteRevoked(w io.Writer, a store.Approval) error {
-	_, err := fmt.Fprintf(w, "revoked %s (%s@%s) at %s\n", a.ID, a.CapabilityID, a.Version, a.RevokedAt.Format("2006-01-02T15:04:05Z"))
+	_, err := fmt.Fprintf(w, "revoked %s (%s@%s) at %s by %s\n", a.ID, a.CapabilityID, a.Version, a.RevokedAt.Format("2006-01-02T15:04:05Z"),
+		who(dash(a.RevokedBy)))
 	return err
 }

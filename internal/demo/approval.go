@@ -166,7 +166,7 @@ func (e *env) evalStage(ctx context.Context, cat *catalog.Catalog, r *Result) bo
 // amount <= ApprovalMax.
 func (e *env) approveStage(ctx context.Context, cat *catalog.Catalog, r *Result) bool {
 	a, err := cat.Approve(ctx, transferCap+"@1.2.0", catalog.ApproveParams{FromEval: true,
-		Max: map[string]string{"amount": ApprovalMax}, Expires: approvalLife, Approver: "demo reviewer",
+		Max: map[string]string{"amount": ApprovalMax}, Expires: approvalLife, Approver: "demo-reviewer",
 		Note: "cua demo: earned from its eval replays"})
 	if err != nil {
 		r.fail("%v", err)

@@ -59,7 +59,7 @@ func (e *env) mcpStages(ctx context.Context) []*Result {
 	}
 	defer closeStore()
 	for _, r := range all[1:] {
-		if _, err := cat.Approve(ctx, lookupCap+"@1.2.0", catalog.ApproveParams{Once: true, Inputs: r.Inputs, Approver: "demo reviewer",
+		if _, err := cat.Approve(ctx, lookupCap+"@1.2.0", catalog.ApproveParams{Once: true, Inputs: r.Inputs, Approver: "demo-reviewer",
 			Note: "cua demo: the agent's lookup", Expires: approvalLife}); err != nil {
 			return fail("approve the agent's lookup: %v", err)
 		}

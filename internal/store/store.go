@@ -57,9 +57,10 @@ type Store interface {
 	GetApproval(ctx context.Context, id string) (Approval, error)
 	// ListApprovals returns the approvals matching f, oldest first.
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, error)
-	// RevokeApproval stamps the approval revoked and returns it; revoking a
-	// revoked approval keeps the first time. [ErrNotFound] if absent.
-	RevokeApproval(ctx context.Context, id string) (Approval, error)
+	// RevokeApproval stamps the approval revoked by the principal by and
+	// returns it; revoking a revoked approval keeps the first time and the
+	// first revoker. [ErrNotFound] if absent, [ErrInvalid] when by is empty.
+	RevokeApproval(ctx context.Context, id, by string) (Approval, error)
 	// ConsumeApproval marks a one-off approval used by runID, atomically:
 	// of any number of concurrent callers exactly one succeeds. Others get
 	// [ErrApprovalConsumed] (naming the run that used it); a revoked one
@@ -145,8 +146,47 @@ type Store interface {
 	// [ErrAlreadyResolved] when it was resolved already.
 	SettleIntervention(ctx context.Context, s Settlement) (Intervention, error)
 
+	// AddPrincipal stores a new principal; [ErrExists] when the name is
+	// taken, [ErrInvalid] when name, role or secret hash is missing. The
+	// store never hashes: SecretHash comes in computed.
+	AddPrincipal(ctx context.Context, p PrincipalRecord) (PrincipalRecord, error)
+	// GetPrincipal returns the principal name, or [ErrNotFound].
+	GetPrincipal(ctx context.Context, name string) (PrincipalRecord, error)
+	// ListPrincipals returns every principal, ordered by name.
+	ListPrincipals(ctx context.Context) ([]PrincipalRecord, error)
+	// UpdatePrincipalSecret replaces the principal's secret hash and resets
+	// its failed sign-ins and lock; [ErrNotFound] if absent.
+	UpdatePrincipalSecret(ctx context.Context, name, hash string) (PrincipalRecord, error)
+	// DisablePrincipal stamps the principal disabled (disabling twice keeps
+	// the first time); [ErrNotFound] if absent.
+	DisablePrincipal(ctx context.Context, name string) (PrincipalRecord, error)
+	// NoteSignIn records one sign-in attempt of name, atomically: ok resets
+	// the failure count to 0; a failure adds one, and the maxFailures-th in
+	// a row locks the name until Now+lockFor and resets the count to 0.
+	// Returns the stored record; [ErrNotFound] if absent.
+	NoteSignIn(ctx context.Context, name string, ok bool, maxFailures int, lockFor time.Duration) (PrincipalRecord, error)
+
 	// Close releases the database handle. Safe to call once.
 	Close() error
+}
+
+// PrincipalRecord is one person or service that acts on cua: a name, a
+// role and the hash of its secret (computed by the caller; the store keeps
+// it opaque).
+type PrincipalRecord struct {
+	Name       string
+	Role       string
+	SecretHash string
+	CreatedAt  time.Time
+	// CreatedBy names the principal who added it.
+	CreatedBy string
+	// DisabledAt is zero while the principal is active.
+	DisabledAt time.Time
+	// FailedSignIns counts the failed sign-ins since the last success or
+	// lock.
+	FailedSignIns int
+	// LockedUntil is zero, or the time until which sign-ins are refused.
+	LockedUntil time.Time
 }
 
 // JobKey binds an idempotency key of queued runs of one capability id, for
@@ -292,6 +332,8 @@ type Approval struct {
 	ConsumedBy string
 	ConsumedAt time.Time
 	RevokedAt  time.Time
+	// RevokedBy names the principal who revoked it first.
+	RevokedBy string
 }
 
 // ApprovalFilter narrows ListApprovals; empty fields match everything.

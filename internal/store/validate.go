@@ -38,7 +38,7 @@ func (a Approval) Validate() error {
 		return invalid("approval "+a.ID, "approver")
 	case a.Once && len(a.Inputs) == 0:
 		return invalid("one-off approval "+a.ID, "inputs")
-	case a.ConsumedBy != "" || !a.ConsumedAt.IsZero() || !a.RevokedAt.IsZero():
+	case a.ConsumedBy != "" || !a.ConsumedAt.IsZero() || !a.RevokedAt.IsZero() || a.RevokedBy != "":
 		return fmt.Errorf("approval %s: a new approval cannot be consumed or revoked: %w", a.ID, ErrInvalid)
 	}
 	return nil
@@ -149,6 +149,25 @@ func (s Settlement) Validate() error {
 		return invalid("settle intervention "+s.ID, "by")
 	case s.Release != nil && (s.Release.CapabilityID == "" || s.Release.Key == "" || s.ReleaseJobID <= 0):
 		return invalid("settle intervention "+s.ID, "release key and job")
+	}
+	return nil
+}
+
+// Validate checks the fields AddPrincipal requires. The store does not
+// judge a name's or role's spelling (the principal package does); it only
+// refuses what is missing, and a new principal that is disabled or locked.
+func (p PrincipalRecord) Validate() error {
+	switch {
+	case p.Name == "":
+		return invalid("principal", "name")
+	case p.Role == "":
+		return invalid("principal "+p.Name, "role")
+	case p.SecretHash == "":
+		return invalid("principal "+p.Name, "secret hash")
+	case p.CreatedBy == "":
+		return invalid("principal "+p.Name, "created by")
+	case !p.DisabledAt.IsZero() || !p.LockedUntil.IsZero() || p.FailedSignIns != 0:
+		return fmt.Errorf("principal %s: a new principal cannot be disabled, locked or have failed sign-ins: %w", p.Name, ErrInvalid)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 const approvalCols = `id, capability_id, version, content_hash, approver, note, created_at, expires_at,
-	bounds, once, inputs, consumed_by, consumed_at, revoked_at`
+	bounds, once, inputs, consumed_by, consumed_at, revoked_at, revoked_by`
 
 // AddApproval implements [store.Store].
 func (d *DB) AddApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
@@ -42,7 +42,7 @@ func (d *DB) AddApproval(ctx context.Context, a store.Approval) (store.Approval,
 				a.ID, v.Ref(), v.ContentHash, a.ContentHash, store.ErrHashMismatch)
 		}
 		res, err := tx.Exec(ctx, `INSERT INTO approvals (`+approvalCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, NULL, NULL) ON CONFLICT (id) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, NULL, NULL, '') ON CONFLICT (id) DO NOTHING`,
 			a.ID, a.CapabilityID, a.Version, a.ContentHash, a.Approver, a.Note, ts(a.CreatedAt),
 			ts(a.ExpiresAt), string(bounds), a.Once, inputs)
 		if err != nil {
@@ -81,7 +81,7 @@ func scanApproval(s scanner) (store.Approval, error) {
 	var bounds string
 	var inputs, consumedBy *string
 	err := s.Scan(&a.ID, &a.CapabilityID, &a.Version, &a.ContentHash, &a.Approver, &a.Note, &created, &expires,
-		&bounds, &a.Once, &inputs, &consumedBy, &consumedAt, &revoked)
+		&bounds, &a.Once, &inputs, &consumedBy, &consumedAt, &revoked, &a.RevokedBy)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -136,11 +136,14 @@ func (d *DB) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]store
 }
 
 // RevokeApproval implements [store.Store].
-func (d *DB) RevokeApproval(ctx context.Context, id string) (store.Approval, error) {
+func (d *DB) RevokeApproval(ctx context.Context, id, by string) (store.Approval, error) {
+	if by == "" {
+		return store.Approval{}, fmt.Errorf("revoke approval %s: revoked by is required: %w", id, store.ErrInvalid)
+	}
 	var a store.Approval
 	err := d.write(ctx, "RevokeApproval", func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE approvals SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
-			d.now(), id)
+		_, err := tx.Exec(ctx, `UPDATE approvals SET revoked_at = $1, revoked_by = $2 WHERE id = $3 AND revoked_at IS NULL`,
+			d.now(), by, id)
 		if err != nil {
 			return fmt.Errorf("revoke approval %s: %w", id, err)
 		}

@@ -66,7 +66,7 @@ func TestMigrationsFromEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, err := db.SchemaVersion(ctx); err != nil || v != 4 {
-		t.Fatalf("SchemaVersion = %d, %v; want 4 (the newest migration)", v, err)
+	if v, err := db.SchemaVersion(ctx); err != nil || v != 5 {
+		t.Fatalf("SchemaVersion = %d, %v; want 5 (the newest migration)", v, err)
 	}
 }

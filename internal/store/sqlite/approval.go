@@ -11,7 +11,7 @@ import (
 )
 
 const approvalCols = `id, capability_id, version, content_hash, approver, note, created_at, expires_at,
-	bounds, once, inputs, consumed_by, consumed_at, revoked_at`
+	bounds, once, inputs, consumed_by, consumed_at, revoked_at, revoked_by`
 
 // AddApproval implements [store.Store].
 func (d *DB) AddApproval(ctx context.Context, a store.Approval) (store.Approval, error) {
@@ -42,7 +42,7 @@ func (d *DB) AddApproval(ctx context.Context, a store.Approval) (store.Approval,
 				a.ID, v.Ref(), v.ContentHash, a.ContentHash, store.ErrHashMismatch)
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL) ON CONFLICT (id) DO NOTHING`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, '') ON CONFLICT (id) DO NOTHING`,
 			a.ID, a.CapabilityID, a.Version, a.ContentHash, a.Approver, a.Note, micro(a.CreatedAt),
 			micro(a.ExpiresAt), string(bounds), a.Once, inputs)
 		if err != nil {
@@ -81,7 +81,7 @@ func scanApproval(s scanner) (store.Approval, error) {
 	var bounds string
 	var inputs, consumedBy sql.NullString
 	err := s.Scan(&a.ID, &a.CapabilityID, &a.Version, &a.ContentHash, &a.Approver, &a.Note, &created, &expires,
-		&bounds, &a.Once, &inputs, &consumedBy, &consumedAt, &revoked)
+		&bounds, &a.Once, &inputs, &consumedBy, &consumedAt, &revoked, &a.RevokedBy)
 	if err != nil {
 		return store.Approval{}, err
 	}
@@ -140,11 +140,14 @@ func (d *DB) ListApprovals(ctx context.Context, f store.ApprovalFilter) ([]store
 }
 
 // RevokeApproval implements [store.Store].
-func (d *DB) RevokeApproval(ctx context.Context, id string) (store.Approval, error) {
+func (d *DB) RevokeApproval(ctx context.Context, id, by string) (store.Approval, error) {
+	if by == "" {
+		return store.Approval{}, fmt.Errorf("revoke approval %s: revoked by is required: %w", id, store.ErrInvalid)
+	}
 	var a store.Approval
 	err := d.write(ctx, "RevokeApproval", func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE approvals SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`,
-			d.now().UnixMicro(), id)
+		_, err := tx.ExecContext(ctx, `UPDATE approvals SET revoked_at = ?, revoked_by = ? WHERE id = ? AND revoked_at IS NULL`,
+			d.now().UnixMicro(), by, id)
 		if err != nil {
 			return fmt.Errorf("revoke approval %s: %w", id, err)
 		}

@@ -83,15 +83,21 @@ func testApprovalActive(t *testing.T, h Harness) {
 	}
 	b.clock.Advance(time.Minute)
 	revokedAt := b.clock.Now()
-	r, err := b.st.RevokeApproval(b.ctx, "revoked")
-	if err != nil || !r.RevokedAt.Equal(revokedAt) {
-		t.Fatalf("RevokeApproval = %+v, %v; want revoked at the clock's time", r, err)
+	if _, err := b.st.RevokeApproval(b.ctx, "revoked", ""); !errors.Is(err, store.ErrInvalid) || !strings.Contains(err.Error(), "revoked by") {
+		t.Fatalf("revoking with no revoker: err = %v, want ErrInvalid naming revoked by", err)
+	}
+	r, err := b.st.RevokeApproval(b.ctx, "revoked", "carol")
+	if err != nil || !r.RevokedAt.Equal(revokedAt) || r.RevokedBy != "carol" {
+		t.Fatalf("RevokeApproval = %+v, %v; want revoked by carol at the clock's time", r, err)
 	}
 	b.clock.Advance(time.Minute)
-	if r, err := b.st.RevokeApproval(b.ctx, "revoked"); err != nil || !r.RevokedAt.Equal(revokedAt) {
-		t.Fatalf("revoking twice = %+v, %v; want the first revocation time kept", r, err)
+	if r, err := b.st.RevokeApproval(b.ctx, "revoked", "dave"); err != nil || !r.RevokedAt.Equal(revokedAt) || r.RevokedBy != "carol" {
+		t.Fatalf("revoking twice = %+v, %v; want the first revocation time and revoker (carol) kept", r, err)
 	}
-	if _, err := b.st.RevokeApproval(b.ctx, "absent"); !errors.Is(err, store.ErrNotFound) {
+	if got, err := b.st.GetApproval(b.ctx, "revoked"); err != nil || got.RevokedBy != "carol" {
+		t.Fatalf("GetApproval after revoke = %+v, %v; want revoked by carol", got, err)
+	}
+	if _, err := b.st.RevokeApproval(b.ctx, "absent", "carol"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("revoking an absent approval: err = %v, want ErrNotFound", err)
 	}
 	tests := []struct {
@@ -130,7 +136,7 @@ func testConsumeApproval(t *testing.T, h Harness) {
 	expired.ExpiresAt = epoch.Add(time.Minute)
 	mustApprove(t, b, expired)
 	mustApprove(t, b, oneOff("revoked", v))
-	if _, err := b.st.RevokeApproval(b.ctx, "revoked"); err != nil {
+	if _, err := b.st.RevokeApproval(b.ctx, "revoked", "carol"); err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.st.ConsumeApproval(b.ctx, "once", "run-1")

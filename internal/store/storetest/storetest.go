@@ -54,6 +54,9 @@ func Run(t *testing.T, h Harness) {
 		{"JobKeys", testJobKeys},
 		{"JobKeyConcurrent", testJobKeyConcurrent},
 		{"SettleIntervention", testSettleIntervention},
+		{"Principals", testPrincipals},
+		{"NoteSignIn", testNoteSignIn},
+		{"NoteSignInConcurrent", testNoteSignInConcurrent},
 		{"TwoProcessWriters", testTwoProcesses},
 		{"KillMidWrite", testKillMidWrite},
 	}
