@@ -202,14 +202,10 @@ func targetFields(ptr string, t *domain.TargetDescriptor, fn func(ptr string, f 
 // predicateFields visits the template fields of one predicate (not of the
 // predicates nested in it).
 func predicateFields(ptr string, p *domain.Predicate, fn func(ptr string, f templateField)) {
-	if p.NodeExists != nil {
-		targetFields(ptr+pointer("node_exists"), p.NodeExists, fn)
-	}
-	if p.NodeAbsent != nil {
-		targetFields(ptr+pointer("node_absent"), p.NodeAbsent, fn)
-	}
+	p.NodeTargets(func(path []string, t *domain.TargetDescriptor) {
+		targetFields(ptr+pointer(anys(path)...), t, fn)
+	})
 	if v := p.NodeHasValue; v != nil {
-		targetFields(ptr+pointer("node_has_value", "target"), &v.Target, fn)
 		re := v.Match == domain.MatchRegex
 		q := ptr + pointer("node_has_value", "value")
 		if v.Input != "" {

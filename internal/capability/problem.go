@@ -93,3 +93,12 @@ func pointer(tokens ...any) string {
 	}
 	return b.String()
 }
+
+// anys converts path tokens for [pointer].
+func anys(path []string) []any {
+	out := make([]any, len(path))
+	for i, p := range path {
+		out[i] = p
+	}
+	return out
+}

@@ -303,15 +303,9 @@ func forEachTarget(c *domain.Capability, fn func(ptr string, t *domain.TargetDes
 		}
 	}
 	forEachPredicate(c, func(ptr string, p *domain.Predicate) {
-		if p.NodeExists != nil {
-			fn(ptr+pointer("node_exists"), p.NodeExists)
-		}
-		if p.NodeAbsent != nil {
-			fn(ptr+pointer("node_absent"), p.NodeAbsent)
-		}
-		if p.NodeHasValue != nil {
-			fn(ptr+pointer("node_has_value", "target"), &p.NodeHasValue.Target)
-		}
+		p.NodeTargets(func(path []string, t *domain.TargetDescriptor) {
+			fn(ptr+pointer(anys(path)...), t)
+		})
 	})
 }
 

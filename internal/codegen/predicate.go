@@ -27,6 +27,12 @@ func (g *gen) pred(p *domain.Predicate) string {
 			want = Str(src)
 		}
 		return "(await hasValue(" + g.locator(&v.Target) + ", " + want + ", " + Str(string(v.Match)) + "))"
+	case "node_checked":
+		return "(await hasState(" + g.locator(p.NodeChecked) + ", 'checked'))"
+	case "node_unchecked":
+		return "(await hasState(" + g.locator(p.NodeUnchecked) + ", 'unchecked'))"
+	case "node_selected":
+		return "(await hasState(" + g.locator(p.NodeSelected) + ", 'selected'))"
 	case "text_present":
 		return "(await present(" + g.text(p.TextPresent) + "))"
 	case "text_absent":

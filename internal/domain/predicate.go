@@ -11,13 +11,19 @@ type Predicate struct {
 	NodeExists   *TargetDescriptor `json:"node_exists,omitempty"`
 	NodeAbsent   *TargetDescriptor `json:"node_absent,omitempty"`
 	NodeHasValue *ValueCheck       `json:"node_has_value,omitempty"`
-	TextPresent  *TextQuery        `json:"text_present,omitempty"`
-	TextAbsent   *TextQuery        `json:"text_absent,omitempty"`
-	URLMatches   string            `json:"url_matches,omitempty"`
-	HTTPStatusIn []int             `json:"http_status_in,omitempty"`
-	AllOf        []Predicate       `json:"all_of,omitempty"`
-	AnyOf        []Predicate       `json:"any_of,omitempty"`
-	Not          *Predicate        `json:"not,omitempty"`
+	// NodeChecked, NodeUnchecked and NodeSelected hold when the target
+	// resolves to exactly one node whose checked (selected) state is as
+	// named: a checkbox, radio, switch or toggle button; an option or tab.
+	NodeChecked   *TargetDescriptor `json:"node_checked,omitempty"`
+	NodeUnchecked *TargetDescriptor `json:"node_unchecked,omitempty"`
+	NodeSelected  *TargetDescriptor `json:"node_selected,omitempty"`
+	TextPresent   *TextQuery        `json:"text_present,omitempty"`
+	TextAbsent    *TextQuery        `json:"text_absent,omitempty"`
+	URLMatches    string            `json:"url_matches,omitempty"`
+	HTTPStatusIn  []int             `json:"http_status_in,omitempty"`
+	AllOf         []Predicate       `json:"all_of,omitempty"`
+	AnyOf         []Predicate       `json:"any_of,omitempty"`
+	Not           *Predicate        `json:"not,omitempty"`
 }
 
 // PredicateKind names the set field of a predicate, or "" when none or more
@@ -35,6 +41,9 @@ func (p *Predicate) Kind() string {
 	set(p.NodeExists != nil, "node_exists")
 	set(p.NodeAbsent != nil, "node_absent")
 	set(p.NodeHasValue != nil, "node_has_value")
+	set(p.NodeChecked != nil, "node_checked")
+	set(p.NodeUnchecked != nil, "node_unchecked")
+	set(p.NodeSelected != nil, "node_selected")
 	set(p.TextPresent != nil, "text_present")
 	set(p.TextAbsent != nil, "text_absent")
 	set(p.URLMatches != "", "url_matches")
@@ -61,6 +70,27 @@ func (p *Predicate) Walk(fn func(*Predicate)) {
 		p.AnyOf[i].Walk(fn)
 	}
 	p.Not.Walk(fn)
+}
+
+// NodeTargets calls fn for each target descriptor p itself holds (not
+// those of predicates nested in it), with its path below p:
+// ["node_exists"], ["node_has_value", "target"].
+func (p *Predicate) NodeTargets(fn func(path []string, t *TargetDescriptor)) {
+	if p == nil {
+		return
+	}
+	for _, f := range []struct {
+		key string
+		t   *TargetDescriptor
+	}{{"node_exists", p.NodeExists}, {"node_absent", p.NodeAbsent}, {"node_checked", p.NodeChecked},
+		{"node_unchecked", p.NodeUnchecked}, {"node_selected", p.NodeSelected}} {
+		if f.t != nil {
+			fn([]string{f.key}, f.t)
+		}
+	}
+	if p.NodeHasValue != nil {
+		fn([]string{"node_has_value", "target"}, &p.NodeHasValue.Target)
+	}
 }
 
 // ValueCheck asserts the current value of a node. Value may hold

@@ -74,10 +74,8 @@ func (k *compiler) identity(p *domain.Predicate) (*domain.Predicate, []string, s
 		}
 	}
 	q.Walk(func(r *domain.Predicate) {
-		target(r.NodeExists)
-		target(r.NodeAbsent)
+		r.NodeTargets(func(_ []string, t *domain.TargetDescriptor) { target(t) })
 		if v := r.NodeHasValue; v != nil {
-			target(&v.Target)
 			if name, ok := k.litInputs[v.Value]; ok && v.Match != domain.MatchRegex && k.templatable(name) {
 				v.Input, v.Value = name, ""
 				if !slices.Contains(used, name) {

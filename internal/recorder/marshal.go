@@ -422,6 +422,14 @@ func predicateNode(p domain.Predicate) *yaml.Node {
 	if p.NodeAbsent != nil {
 		put(m, "node_absent", targetNode(*p.NodeAbsent, true))
 	}
+	for _, f := range []struct {
+		key string
+		t   *domain.TargetDescriptor
+	}{{"node_checked", p.NodeChecked}, {"node_unchecked", p.NodeUnchecked}, {"node_selected", p.NodeSelected}} {
+		if f.t != nil {
+			put(m, f.key, targetNode(*f.t, true))
+		}
+	}
 	if v := p.NodeHasValue; v != nil {
 		n := mapping(true)
 		put(n, "target", targetNode(v.Target, true))

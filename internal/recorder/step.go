@@ -534,10 +534,8 @@ func (k *compiler) mentionsInput(p *domain.Predicate) string {
 		}
 	}
 	p.Walk(func(q *domain.Predicate) {
-		target(q.NodeExists)
-		target(q.NodeAbsent)
+		q.NodeTargets(func(_ []string, t *domain.TargetDescriptor) { target(t) })
 		if v := q.NodeHasValue; v != nil {
-			target(&v.Target)
 			texts = append(texts, v.Value)
 		}
 		for _, tq := range []*domain.TextQuery{q.TextPresent, q.TextAbsent} {

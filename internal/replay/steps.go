@@ -167,11 +167,7 @@ func (r *run) declaredDialogs() []*domain.TargetDescriptor {
 	}
 	walk := func(p *domain.Predicate) {
 		p.Walk(func(q *domain.Predicate) {
-			add(q.NodeExists)
-			add(q.NodeAbsent)
-			if q.NodeHasValue != nil {
-				add(&q.NodeHasValue.Target)
-			}
+			q.NodeTargets(func(_ []string, t *domain.TargetDescriptor) { add(t) })
 		})
 	}
 	for i := range r.c.Steps {

@@ -24,6 +24,10 @@ const maxPredicateDepth = 32
 //     whitespace cleaning), normalized (Fold-equal), contains
 //     (Fold-substring), regex (on the cleaned value). A target that is not
 //     found or is ambiguous makes the predicate false.
+//   - node_checked / node_unchecked / node_selected: the target resolves
+//     to exactly one node and its checked state is set / not set, or its
+//     selected state is set. Not found or ambiguous: false (an absent
+//     checkbox is not "unchecked").
 //   - text_present / text_absent: Match over the visible text of the whole
 //     snapshot, or of one frame (TextQuery.Frame, a frame path or its last
 //     element): contains (the default; substring after whitespace
@@ -68,6 +72,12 @@ func validate(p *domain.Predicate, depth int) error {
 		return checkDescriptor(p.NodeExists)
 	case "node_absent":
 		return checkDescriptor(p.NodeAbsent)
+	case "node_checked":
+		return checkDescriptor(p.NodeChecked)
+	case "node_unchecked":
+		return checkDescriptor(p.NodeUnchecked)
+	case "node_selected":
+		return checkDescriptor(p.NodeSelected)
 	case "node_has_value":
 		if err := checkDescriptor(&p.NodeHasValue.Target); err != nil {
 			return err
@@ -139,6 +149,12 @@ func eval(s *domain.UiSnapshot, p *domain.Predicate) (bool, error) {
 		return !ok, err
 	case "node_has_value":
 		return hasValue(s, p.NodeHasValue)
+	case "node_checked":
+		return hasState(s, p.NodeChecked, func(st domain.NodeStates) bool { return st.Checked })
+	case "node_unchecked":
+		return hasState(s, p.NodeUnchecked, func(st domain.NodeStates) bool { return !st.Checked })
+	case "node_selected":
+		return hasState(s, p.NodeSelected, func(st domain.NodeStates) bool { return st.Selected })
 	case "text_present":
 		return textPresent(s, p.TextPresent)
 	case "text_absent":
@@ -211,6 +227,16 @@ func unique(s *domain.UiSnapshot, d *domain.TargetDescriptor) (int, error) {
 		return int(r.cands[0]), nil
 	}
 	return -1, nil
+}
+
+// hasState reports whether d resolves to exactly one node whose states
+// satisfy want; a target not found or ambiguous makes it false.
+func hasState(s *domain.UiSnapshot, d *domain.TargetDescriptor, want func(domain.NodeStates) bool) (bool, error) {
+	i, err := unique(s, d)
+	if err != nil || i < 0 {
+		return false, err
+	}
+	return want(s.Nodes[i].States), nil
 }
 
 func hasValue(s *domain.UiSnapshot, vc *domain.ValueCheck) (bool, error) {

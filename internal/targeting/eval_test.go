@@ -147,3 +147,45 @@ func TestEvalMalformed(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalCheckedState: node_checked, node_unchecked and node_selected
+// read one node's state; a target not found or ambiguous holds neither
+// way (an absent box is not "unchecked").
+func TestEvalCheckedState(t *testing.T) {
+	t.Parallel()
+	s := build(t, n("document", "Preferences",
+		n("checkbox", "Email statements").state(domain.NodeStates{Checked: true}),
+		n("checkbox", "Text alerts"),
+		n("radio", "Monthly"), n("radio", "Monthly"),
+		n("tab", "Savings").state(domain.NodeStates{Selected: true}),
+		n("tab", "Loans"),
+	))
+	d := func(role, name string) *domain.TargetDescriptor {
+		return &domain.TargetDescriptor{Role: role, Name: exact(name)}
+	}
+	tests := []struct {
+		name string
+		p    domain.Predicate
+		want bool
+	}{
+		{"checked", domain.Predicate{NodeChecked: d("checkbox", "Email statements")}, true},
+		{"checked: not ticked", domain.Predicate{NodeChecked: d("checkbox", "Text alerts")}, false},
+		{"unchecked", domain.Predicate{NodeUnchecked: d("checkbox", "Text alerts")}, true},
+		{"unchecked: ticked", domain.Predicate{NodeUnchecked: d("checkbox", "Email statements")}, false},
+		{"unchecked: absent is not unchecked", domain.Predicate{NodeUnchecked: d("checkbox", "Paper statements")}, false},
+		{"unchecked: ambiguous is not unchecked", domain.Predicate{NodeUnchecked: d("radio", "Monthly")}, false},
+		{"selected", domain.Predicate{NodeSelected: d("tab", "Savings")}, true},
+		{"selected: another tab", domain.Predicate{NodeSelected: d("tab", "Loans")}, false},
+		{"not checked", domain.Predicate{Not: &domain.Predicate{NodeChecked: d("checkbox", "Text alerts")}}, true},
+	}
+	for _, tt := range tests {
+		got, err := Eval(s, &tt.p)
+		if err != nil || got != tt.want {
+			t.Errorf("%s: got %v, %v; want %v", tt.name, got, err, tt.want)
+		}
+	}
+	bad := &domain.TargetDescriptor{Role: "checkbox", Name: &domain.NameMatch{Value: "(", Match: domain.MatchRegex}}
+	if _, err := Eval(s, &domain.Predicate{NodeChecked: bad}); err == nil {
+		t.Error("node_checked with a bad regular expression: want CAPABILITY_INVALID")
+	}
+}

@@ -203,6 +203,19 @@ async function hasValue(target: Locator, want: string, mode: string): Promise<bo
   return clean(got) === clean(want);
 }
 
+// hasState: the target is exactly one node, whose checked state (a
+// checkbox, radio, switch) or selected state (an option, a tab) is as wanted.
+async function hasState(target: Locator, state: string): Promise<boolean> {
+  if ((await target.count()) !== 1) {
+    return false;
+  }
+  if (state === 'selected') {
+    return await target.evaluate((e) =>
+      (e instanceof HTMLOptionElement) ? e.selected : e.getAttribute('aria-selected') === 'true');
+  }
+  return (await target.isChecked()) === (state === 'checked');
+}
+
 // settle waits until the expected state holds (true) or a declared business
 // outcome does (its code), the outcomes checked first.
 async function settle(page: Page, what: string, expected: Check | null, outcomes: Outcome[], timeoutMs: number): Promise<string> {

@@ -1,0 +1,126 @@
+package replay_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/redact"
+	"github.com/cuahq/cua/internal/replay"
+	"github.com/cuahq/cua/internal/surface/browser"
+)
+
+// preferencesPage is a form whose choices only their checked state tells
+// apart: every checkbox and radio has the value "on" (what node_has_value
+// reads), and the "Paper" option is selected until the caller picks another.
+const preferencesPage = `<!doctype html><html><head><title>Preferences</title></head><body>
+<h1>Statement preferences</h1>
+<form onsubmit="event.preventDefault(); document.getElementById('done').hidden = false">
+<label><input type="checkbox" name="email"> Email statements</label>
+<label><input type="checkbox" name="sms" checked> Text alerts</label>
+<fieldset><legend>Frequency</legend>
+<label><input type="radio" name="freq"> Monthly</label>
+<label><input type="radio" name="freq" checked> Quarterly</label></fieldset>
+<label>Delivery <select><option>Paper</option><option>Online</option></select></label>
+<button>Save</button></form>
+<p id="done" hidden>Preferences saved</p>
+</body></html>`
+
+// preferencesCapability ticks "Email statements", picks Monthly and saves;
+// it proves each choice by its checked state before Save (the step Save
+// needs all three to hold), and after (the outcome).
+func preferencesCapability(postcondition string) string {
+	return `schema_version: 1
+id: test.statement_preferences
+version: 1.0.0
+title: Email statements, monthly
+surface: web
+entrypoint:
+  url_pattern: "{base_url}/"
+risk: elevated
+steps:
+  - id: tick_email
+    action: click
+    target: {role: checkbox, name: Email statements}
+` + postcondition + `
+  - id: monthly
+    action: click
+    target: {role: radio, name: Monthly}
+    postcondition:
+      node_checked: {role: radio, name: Monthly}
+  - id: save
+    action: click
+    target: {role: button, name: Save}
+    risk: elevated
+    precondition:
+      all_of:
+        - node_checked: {role: checkbox, name: Email statements}
+        - node_unchecked: {role: radio, name: Quarterly}
+        - node_selected: {role: option, name: Paper}
+    postcondition:
+      text_present: {text: Preferences saved}
+policy:
+  allowed_domains: ["127.0.0.1"]
+  max_steps: 10
+  max_duration_ms: 20000
+`
+}
+
+// TestCheckedStateOnChromium (issue 24 item 2): node_checked,
+// node_unchecked and node_selected read the accessibility state Chromium
+// reports, so a capability proves a choice before Submit. The same
+// capability whose first click is taken back by a second (an untick)
+// halts at that step, where node_has_value, which reads "on" either way,
+// could not tell.
+func TestCheckedStateOnChromium(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprint(w, preferencesPage)
+	}))
+	t.Cleanup(srv.Close)
+	br, err := browser.Launch(context.Background(), browser.Options{})
+	if err != nil {
+		t.Fatalf("launch Chromium: %v", err)
+	}
+	t.Cleanup(func() { _ = br.Close() })
+	tests := []struct {
+		name, post string
+		status     domain.RunStatus
+		failedAt   string
+	}{
+		{"checked after the click", "    postcondition:\n      node_checked: {role: checkbox, name: Email statements}", domain.StatusSuccess, ""},
+		{"still unchecked is refuted", "    postcondition:\n      node_unchecked: {role: checkbox, name: Email statements}", domain.StatusFailed, "tick_email"},
+		{"a ticked box is not unchecked", "    postcondition:\n      node_unchecked: {role: checkbox, name: Text alerts}", domain.StatusFailed, "tick_email"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := capability.Parse("preferences.yaml", []byte(preferencesCapability(tt.post)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess, err := br.NewSession(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = sess.Close() })
+			rec, err := replay.Run(t.Context(), replay.Options{Capability: l, BaseURL: srv.URL, Surface: sess,
+				Redactor: redact.New(), RunID: "prefs", DataDir: t.TempDir()})
+			if err != nil {
+				t.Fatalf("replay: %v", err)
+			}
+			if rec.Status != tt.status {
+				t.Fatalf("status %s (%s: %s), want %s", rec.Status, rec.FailureCode, rec.Message, tt.status)
+			}
+			if tt.failedAt != "" {
+				last := rec.Steps[len(rec.Steps)-1]
+				if last.ID != tt.failedAt || last.Failure == "" {
+					t.Errorf("last step %s %s (%s), want %s failed", last.ID, last.Status, last.Failure, tt.failedAt)
+				}
+			}
+		})
+	}
+}
