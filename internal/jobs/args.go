@@ -44,6 +44,10 @@ type RunArgs struct {
 	ReleaseGates []string `json:"release_gates,omitempty"`
 	// Batch groups the jobs of one `cua batch` (its name), for listing.
 	Batch string `json:"batch,omitempty"`
+	// SubmittedBy is the principal that submitted the run, set by the
+	// jobs API from the caller's bearer token (never from the request);
+	// empty for a run queued otherwise (`cua batch`).
+	SubmittedBy string `json:"submitted_by,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -6,8 +6,10 @@
 // tool's closed input schema, then the same pipeline.Replay a `cua replay`
 // runs, admitted unattended by the catalog's gate, so an unapproved or
 // out-of-bounds call is refused before a session opens), the per-step
-// progress notifications, the bound on concurrent sessions, and the Host
-// and Origin gate in front of its HTTP handler. A call's evidence and index
+// progress notifications, the bound on concurrent sessions, and the gates
+// in front of its HTTP handler: Host and Origin, then a principal's bearer
+// token (checked by an injected Authenticator), whose principal owns the
+// session and is logged with each call. A call's evidence and index
 // entry are those of any replay.
 //
 // It never opens a surface itself (a front end injects the Opener), never

@@ -21,6 +21,7 @@ import (
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/mcpserver"
 	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/sqlite"
 )
@@ -95,11 +96,12 @@ func TestStdio(t *testing.T) {
 	}
 }
 
-// Streamable HTTP on loopback: list, a real call, bad input, and the Host
-// and Origin gate refusing foreign ones.
-func TestHTTP(t *testing.T) {
-	t.Parallel()
-	tb := setup(t, 2)
+// serveHTTP serves tb's server over streamable HTTP on a loopback port,
+// checking bearer tokens against a real principal directory over the
+// bundle's SQLite store, until the test's cleanup; it returns the
+// endpoint.
+func serveHTTP(t *testing.T, tb *testBundle, dir *principal.Directory) string {
+	t.Helper()
 	ln, err := mcpserver.Listen("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +110,7 @@ func TestHTTP(t *testing.T) {
 	// cleanup is what ends serving.
 	ctx, cancel := context.WithCancel(context.WithoutCancel(tb.ctx))
 	done := make(chan error, 1)
-	go func() { done <- tb.srv.Serve(ctx, ln) }()
+	go func() { done <- tb.srv.Serve(ctx, ln, directory{dir}) }()
 	t.Cleanup(func() {
 		// A fresh connection that never sends a request (a client's spare
 		// dial) must not make shutdown fail: CI saw "context deadline
@@ -123,8 +125,20 @@ func TestHTTP(t *testing.T) {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	endpoint := "http://" + ln.Addr().String()
-	cs, _ := client(t, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1})
+	return "http://" + ln.Addr().String()
+}
+
+// Streamable HTTP on loopback with alice's principal token: list, a real
+// call (logged with alice), bad input, and the Host and Origin gate
+// refusing foreign ones even with the token.
+func TestHTTP(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, 2)
+	log := &syncBuffer{}
+	tb.srv = serverWithLog(t, tb, log)
+	dir, tokens := principals(t, tb, "alice")
+	endpoint := serveHTTP(t, tb, dir)
+	cs, _ := client(t, &mcp.StreamableClientTransport{Endpoint: endpoint, MaxRetries: -1, HTTPClient: bearer(tokens["alice"])})
 	if got := names(t, cs); !slices.Equal(got, []string{lookup}) {
 		t.Fatalf("tools = %v", got)
 	}
@@ -132,12 +146,15 @@ func TestHTTP(t *testing.T) {
 	if r.Status != domain.StatusSuccess || fmt.Sprint(r.Outputs) != fmt.Sprint(wantOutputs) {
 		t.Fatalf("result = %+v", r)
 	}
+	if want := "principal=alice tool=" + lookup + " run_id=" + r.RunID + " status=SUCCESS"; !strings.Contains(log.String(), want) {
+		t.Errorf("the call is not logged with its principal (%q):\n%s", want, log)
+	}
 	before := tb.requests(t)
 	r, _ = call(t, cs, lookup, map[string]any{"member_id": "1234"}, nil)
 	if r.FailureCode != string(domain.CodeInputInvalid) || tb.requests(t) != before {
 		t.Fatalf("bad input: %+v, %d requests", r, tb.requests(t)-before)
 	}
-	_, port, _ := strings.Cut(ln.Addr().String(), ":")
+	port := endpoint[strings.LastIndex(endpoint, ":")+1:]
 	for _, tc := range []struct {
 		name, host, origin string
 		want               int
@@ -153,6 +170,7 @@ func TestHTTP(t *testing.T) {
 			req, _ := http.NewRequestWithContext(tb.ctx, http.MethodPost, endpoint, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+tokens["alice"])
 			if tc.host != "" {
 				req.Host = tc.host
 			}

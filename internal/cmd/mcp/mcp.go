@@ -14,6 +14,7 @@ import (
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/mcpserver"
 	"github.com/cuahq/cua/internal/pipeline"
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/secret"
 )
@@ -130,8 +131,21 @@ func runMCP(ctx context.Context, o *mcpOptions) error {
 	if o.HTTP == "" {
 		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(o.IO.In), Writer: nopCloser{o.IO.Out}})
 	}
-	fmt.Fprintf(o.IO.ErrOut, "cua mcp: streamable HTTP on http://%s (Ctrl-C stops)\n", ln.Addr())
-	return srv.Serve(ctx, ln)
+	fmt.Fprintf(o.IO.ErrOut, "cua mcp: streamable HTTP on http://%s, every request with Authorization: Bearer <principal token> (Ctrl-C stops)\n", ln.Addr())
+	return srv.Serve(ctx, ln, directory{principal.NewDirectory(st, nil)})
+}
+
+// directory is the principal directory as the MCP server asks it: who
+// holds a token, as recorded (Principal.String).
+type directory struct{ d *principal.Directory }
+
+// Authenticate names the principal tok belongs to.
+func (a directory) Authenticate(ctx context.Context, tok string) (string, error) {
+	p, err := a.d.Authenticate(ctx, tok)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
 }
 
 // opener opens a call's session: a context in the shared browser for a web

@@ -3,6 +3,7 @@ package servecmd
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -20,16 +21,23 @@ import (
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/jobs/api"
 	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/secret"
+	"github.com/cuahq/cua/internal/store"
 )
 
 // ServeOptions are the flags of `cua serve`.
 type ServeOptions struct {
-	Worker  workercmd.WorkerOptions
-	Addr    string
-	Token   string
-	RiverUI bool
+	Worker      workercmd.WorkerOptions
+	Addr        string
+	Token       string
+	RiverUI     bool
+	AllowRemote bool
+	TLSCert     string
+	TLSKey      string
+
+	cert *tls.Certificate // read by Validate from --tls-cert and --tls-key
 }
 
 // NewCmdServe builds `cua serve`.
@@ -56,8 +64,12 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	workercmd.WarmFlag(cmd, &w.WarmTTL)
 	workercmd.AllowOriginFlag(cmd, &w.AllowOrigins)
 	fl := cmd.Flags()
-	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8810", "listen address")
-	fl.StringVar(&o.Token, "token", "", "bearer token (default $CUA_SERVE_TOKEN, else made and written to <data-dir>/serve.token)")
+	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8810", "listen address (loopback unless --allow-remote)")
+	fl.StringVar(&o.Token, "token", "", "the deployment's serve token, the service principal serve-token "+
+		"(default $CUA_SERVE_TOKEN, else made and written to <data-dir>/serve.token)")
+	fl.BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --addr (needs --tls-cert and --tls-key)")
+	fl.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate chain (with --tls-key)")
+	fl.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of --tls-cert")
 	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 	fl.BoolVar(&o.RiverUI, "river-ui", false, "also serve River's own UI, read-only, under /river/ (browsers sign in at /signin with the token)")
@@ -78,6 +90,9 @@ func (o *ServeOptions) Validate() error {
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		return cmdutil.FlagErrorf("--addr %q: want HOST:PORT", o.Addr)
 	}
+	if err := o.checkBind(); err != nil {
+		return err
+	}
 	if o.Token == "" {
 		o.Token = o.Worker.Env("CUA_SERVE_TOKEN")
 	}
@@ -89,16 +104,17 @@ func Run(ctx context.Context, o *ServeOptions) error {
 	w := &o.Worker
 	var q *jobs.Queue
 	var cat *catalog.Catalog
+	var st store.Store
 	var err error
 	if w.Queue.Workers > 0 {
 		var stop func()
-		if q, cat, stop, err = workercmd.StartCatalog(ctx, w); err != nil {
+		if q, cat, st, stop, err = workercmd.StartCatalog(ctx, w); err != nil {
 			return err
 		}
 		defer stop()
 	} else {
 		var done func()
-		if q, cat, done, err = workercmd.OpenClientCatalog(ctx, w.Store, w.Queue); err != nil {
+		if q, cat, st, done, err = workercmd.OpenClientCatalog(ctx, w.Store, w.Queue); err != nil {
 			return err
 		}
 		defer done()
@@ -108,7 +124,7 @@ func Run(ctx context.Context, o *ServeOptions) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", o.Addr)
+	ln, scheme, err := o.listen(ctx)
 	if err != nil {
 		return err
 	}
@@ -117,15 +133,19 @@ func Run(ctx context.Context, o *ServeOptions) error {
 		ln.Close()
 		return err
 	}
+	h.Principals(directory{principal.NewDirectory(st, nil)})
+	if o.cert != nil {
+		h.TLS(o.certNames())
+	}
 	if o.RiverUI {
 		if err := mountRiverUI(ctx, w, q, h); err != nil {
 			ln.Close()
 			return err
 		}
-		fmt.Fprintf(w.IO.ErrOut, "River UI (read-only): http://%s%s/ (sign in with the token)\n", ln.Addr(), api.RiverUIPrefix)
+		fmt.Fprintf(w.IO.ErrOut, "River UI (read-only): %s://%s%s/ (sign in with a token)\n", scheme, ln.Addr(), api.RiverUIPrefix)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
-	fmt.Fprintf(w.IO.ErrOut, "serving http://%s (%d workers)\n", ln.Addr(), w.Queue.Workers)
+	fmt.Fprintf(w.IO.ErrOut, "serving %s://%s (%d workers)\n", scheme, ln.Addr(), w.Queue.Workers)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -184,4 +204,17 @@ func mountRiverUI(ctx context.Context, w *workercmd.WorkerOptions, q *jobs.Queue
 	}
 	h.MountRiverUI(ui)
 	return nil
+}
+
+// directory is the principal directory as the API asks it: who holds a
+// token, as recorded (Principal.String).
+type directory struct{ d *principal.Directory }
+
+// Authenticate names the principal tok belongs to.
+func (a directory) Authenticate(ctx context.Context, tok string) (string, error) {
+	p, err := a.d.Authenticate(ctx, tok)
+	if err != nil {
+		return "", err
+	}
+	return p.String(), nil
 }

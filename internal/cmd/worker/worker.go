@@ -15,6 +15,7 @@ import (
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/secret"
+	"github.com/cuahq/cua/internal/store"
 )
 
 // WorkerOptions are the worker's flags.
@@ -134,20 +135,20 @@ func Run(ctx context.Context, o *WorkerOptions) error {
 // Start opens the catalog and the queue and starts workers; stop waits
 // for running runs (up to the job timeout) and closes everything.
 func Start(ctx context.Context, o *WorkerOptions) (*jobs.Queue, func(), error) {
-	q, _, stop, err := StartCatalog(ctx, o)
+	q, _, _, stop, err := StartCatalog(ctx, o)
 	return q, stop, err
 }
 
-// StartCatalog is Start, also returning the catalog it opened (closed by
-// stop).
-func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.Catalog, func(), error) {
+// StartCatalog is Start, also returning the catalog and the store it
+// opened (closed by stop).
+func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.Catalog, store.Store, func(), error) {
 	sec, err := secret.NewStore(o.Env, o.SecretsFile)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	cat, st, err := cmdutil.OpenCatalog(ctx, o.Store)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	// The queue's own log knows every secret of the store; each run's log
 	// is built over that run's redactor, which also learns what the run
@@ -166,13 +167,13 @@ func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.
 	if err != nil {
 		run.Close()
 		st.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		q.Close()
 		run.Close()
 		st.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), qc.JobTimeout)
@@ -182,31 +183,31 @@ func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.
 		run.Close()
 		st.Close()
 	}
-	return q, cat, stop, nil
+	return q, cat, st, stop, nil
 }
 
 // OpenClient opens the catalog and a queue that only submits and reads
 // (no workers), checking what it submits against the catalog (a sensitive
 // input must come as a secret reference); done closes both.
 func OpenClient(ctx context.Context, st launch.StoreOptions, qc jobs.Config) (q *jobs.Queue, done func(), err error) {
-	q, _, done, err = OpenClientCatalog(ctx, st, qc)
+	q, _, _, done, err = OpenClientCatalog(ctx, st, qc)
 	return q, done, err
 }
 
-// OpenClientCatalog is OpenClient, also returning the catalog (closed by
-// done).
-func OpenClientCatalog(ctx context.Context, st launch.StoreOptions, qc jobs.Config) (*jobs.Queue, *catalog.Catalog, func(), error) {
+// OpenClientCatalog is OpenClient, also returning the catalog and its
+// store (closed by done).
+func OpenClientCatalog(ctx context.Context, st launch.StoreOptions, qc jobs.Config) (*jobs.Queue, *catalog.Catalog, store.Store, func(), error) {
 	cat, s, err := cmdutil.OpenCatalog(ctx, st)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	qc.Workers, qc.Worker, qc.Capabilities, qc.Keys = 0, nil, cat, s
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
 		s.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return q, cat, func() { q.Close(); s.Close() }, nil
+	return q, cat, s, func() { q.Close(); s.Close() }, nil
 }
 
 func where(q jobs.Config) string {

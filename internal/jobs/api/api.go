@@ -5,8 +5,12 @@
 // Every request passes one gate before any route (tailscale's localapi
 // manner): the Host must be the address the server listens on (no DNS
 // rebinding), a request with an Origin must come from that same origin,
-// and the bearer token must match (compared in constant time). It owns
-// routing, the gate and JSON errors; it never runs a capability itself.
+// and the bearer token must name a principal: the deployment's serve token
+// (compared in constant time) is the service principal "serve-token", and
+// a principal's own token is whoever [Authenticator] says holds it. The
+// caller is what the API records: who resolved an intervention, who
+// submitted a run. It owns routing, the gate and JSON errors; it never
+// runs a capability itself.
 package api
 
 import (
@@ -34,18 +38,30 @@ type queue interface {
 	ResolveIntervention(ctx context.Context, id string, r jobs.Resolution) (*jobs.Intervention, error)
 }
 
-// Principal is who the API records as resolving an intervention: the
-// holder of the serve token (one token, one principal, until the API
-// knows more than one).
-const Principal = "api:serve-token"
+// ServeToken is the service principal the deployment's serve token
+// stands for: what the API records for a caller holding it.
+const ServeToken = "serve-token"
 
-// Handler serves the API for one listen address. Safe for concurrent use.
+// Authenticator tells who holds a principal's bearer token (the principal
+// directory, as `cua serve` adapts it): the principal as it is recorded.
+// Any error (an unknown, wrong, locked or disabled token) refuses the
+// request with the same 401, which never says whether a name exists.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (who string, err error)
+}
+
+// Handler serves the API for one listen address. Safe for concurrent use
+// once set up ([Handler.Principals], [Handler.TLS], [Handler.MountRiverUI]
+// are called before serving).
 type Handler struct {
-	q     queue
-	token string
-	hosts []string
-	mux   *http.ServeMux
-	ui    bool // River's UI is mounted: browsers sign in for a cookie
+	q      queue
+	token  string
+	auth   Authenticator
+	scheme string // of the origin browsers send: http, or https with TLS
+	port   string
+	hosts  []string
+	mux    *http.ServeMux
+	ui     bool // River's UI is mounted: browsers sign in for a cookie
 }
 
 // New returns the API over q; addr is the host:port clients use (the
@@ -58,7 +74,7 @@ func New(q queue, addr, token string) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: addr %q: %w", addr, err)
 	}
-	h := &Handler{q: q, token: token, hosts: []string{addr}, mux: http.NewServeMux()}
+	h := &Handler{q: q, token: token, scheme: "http", port: port, hosts: []string{addr}, mux: http.NewServeMux()}
 	if host == "127.0.0.1" || host == "::1" || host == "localhost" {
 		h.hosts = append(h.hosts, "localhost:"+port, "127.0.0.1:"+port, "[::1]:"+port)
 	}
@@ -72,7 +88,22 @@ func New(q queue, addr, token string) (*Handler, error) {
 	return h, nil
 }
 
-// ServeHTTP is the gate: Host, Origin, token, then the route.
+// Principals makes principals' own tokens open the API too, as whoever a
+// says holds them; without it only the serve token does.
+func (h *Handler) Principals(a Authenticator) { h.auth = a }
+
+// TLS says the listener serves TLS with a certificate for names (DNS names
+// or IPs): a request may address any of them with the listener's port, an
+// Origin must be https, and the sign-in cookie is Secure.
+func (h *Handler) TLS(names []string) {
+	h.scheme = "https"
+	for _, n := range names {
+		h.hosts = append(h.hosts, net.JoinHostPort(n, h.port))
+	}
+}
+
+// ServeHTTP is the gate: Host, Origin, token, then the route, which finds
+// the caller in its request's context.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-store")
@@ -88,7 +119,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.signin(w, r)
 		return
 	}
-	if !h.authorized(r) {
+	who, ok := h.caller(r)
+	if !ok {
 		if h.ui && strings.HasPrefix(r.URL.Path, RiverUIPrefix+"/") && r.Method == http.MethodGet {
 			http.Redirect(w, r, signinPath, http.StatusSeeOther)
 			return
@@ -97,19 +129,46 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, "token", "a valid bearer token is required")
 		return
 	}
-	h.mux.ServeHTTP(w, r)
+	h.mux.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, who)))
 }
 
-// authorized: the bearer token, or (with the UI mounted) the cookie a
-// browser got by signing in with it.
-func (h *Handler) authorized(r *http.Request) bool {
+type callerKey struct{}
+
+// callerOf is the principal the gate let r in as.
+func callerOf(r *http.Request) string {
+	who, _ := r.Context().Value(callerKey{}).(string)
+	return who
+}
+
+// caller is who r's bearer token (or, with the UI mounted, the cookie a
+// browser got by signing in with one) names.
+func (h *Handler) caller(r *http.Request) (string, bool) {
 	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok && h.ui {
 		if c, err := r.Cookie(cookieName); err == nil {
 			tok, ok = c.Value, true
 		}
 	}
-	return ok && subtle.ConstantTimeCompare([]byte(tok), []byte(h.token)) == 1
+	if !ok {
+		return "", false
+	}
+	return h.holder(r.Context(), tok)
+}
+
+// holder is who holds tok: the serve token's service principal, or the
+// principal the authenticator names; false for anything else.
+func (h *Handler) holder(ctx context.Context, tok string) (string, bool) {
+	if tok == "" {
+		return "", false
+	}
+	if subtle.ConstantTimeCompare([]byte(tok), []byte(h.token)) == 1 {
+		return ServeToken, true
+	}
+	if h.auth == nil {
+		return "", false
+	}
+	who, err := h.auth.Authenticate(ctx, tok)
+	return who, err == nil && who != ""
 }
 
 func (h *Handler) hostOK(host string) bool {
@@ -123,7 +182,7 @@ func (h *Handler) hostOK(host string) bool {
 
 func (h *Handler) originOK(origin string) bool {
 	for _, ok := range h.hosts {
-		if origin == "http://"+ok {
+		if origin == h.scheme+"://"+ok {
 			return true
 		}
 	}
@@ -145,6 +204,7 @@ func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "body", "invalid run: "+err.Error())
 		return
 	}
+	a.SubmittedBy = callerOf(r) // never the body's
 	// Submit checks the run against its capability before inserting it: a
 	// refusal (a bad field, an unknown capability, a sensitive input sent
 	// as a value instead of in input_secrets) is a 400 naming the field.
@@ -241,7 +301,7 @@ func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "body", "invalid resolution: "+err.Error())
 		return
 	}
-	res.By = Principal
+	res.By = callerOf(r)
 	iv, err := h.q.ResolveIntervention(r.Context(), r.PathValue("iv"), res)
 	if h.failed(w, err) {
 		return

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"crypto/subtle"
 	"html/template"
 	"net/http"
 )
@@ -28,13 +27,14 @@ func (h *Handler) MountRiverUI(ui http.Handler) {
 var signinPage = template.Must(template.New("signin").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cua serve: sign in</title></head>
 <body><h1>cua serve</h1>
-<p>Type the token <code>cua serve</code> printed or wrote to <code>&lt;data-dir&gt;/serve.token</code>.</p>
+<p>Type your principal token (<code>cua users add</code>) or the token <code>cua serve</code> wrote to <code>&lt;data-dir&gt;/serve.token</code>.</p>
 {{if .}}<p role="alert">{{.}}</p>{{end}}
 <form method="post" action="/signin"><label>Token <input name="token" type="password" autocomplete="off" autofocus></label>
 <button type="submit">Sign in</button></form></body></html>`))
 
-// signin serves the token form (GET) and checks it (POST): a match sets
-// the cookie and goes to the UI, a mismatch shows the form again (401).
+// signin serves the token form (GET) and checks it (POST): a token the
+// gate takes (the serve token or a principal's) sets the cookie and goes to
+// the UI; any other shows the form again (401).
 func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; form-action 'self'; frame-ancestors 'none'")
@@ -44,12 +44,17 @@ func (h *Handler) signin(w http.ResponseWriter, r *http.Request) {
 		_ = signinPage.Execute(w, "")
 	case http.MethodPost:
 		r.Body = http.MaxBytesReader(w, r.Body, 4096)
-		if err := r.ParseForm(); err != nil || subtle.ConstantTimeCompare([]byte(r.PostForm.Get("token")), []byte(h.token)) != 1 {
+		tok := ""
+		if err := r.ParseForm(); err == nil {
+			tok = r.PostForm.Get("token")
+		}
+		if _, ok := h.holder(r.Context(), tok); !ok {
 			w.WriteHeader(http.StatusUnauthorized)
-			_ = signinPage.Execute(w, "That is not the token.")
+			_ = signinPage.Execute(w, "That is not a valid token.")
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true, Secure: h.scheme == "https",
+			SameSite: http.SameSiteStrictMode})
 		http.Redirect(w, r, RiverUIPrefix+"/", http.StatusSeeOther)
 	default:
 		w.Header().Set("Allow", "GET, POST")

@@ -70,7 +70,7 @@ func TestRiverUIReadOnly(t *testing.T) {
 		{"delete refused", "POST", "/river/api/jobs/delete", `{"job_ids":["1"]}`, bearer, 405, "read-only"},
 		{"pause refused", "PUT", "/river/api/queues/default/pause", "", bearer, 405, "read-only"},
 		{"sign-in form", "GET", "/signin", "", nil, 200, `name="token"`},
-		{"wrong token", "POST", "/signin", "token=nope", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 401, "not the token"},
+		{"wrong token", "POST", "/signin", "token=nope", map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 401, "not a valid token"},
 	}
 	for _, tt := range tests {
 		rec := do(tt.method, tt.path, tt.body, tt.hdr)
