@@ -79,7 +79,8 @@ type LandingRefused struct {
 
 // Replay engine events.
 
-// RunStarted: a replay run passed its checks and starts acting.
+// RunStarted: a run begins: what it runs and what it was given. Every
+// run's log has it, a refused run's too (a run_refused follows it).
 type RunStarted struct {
 	Capability  string `json:"capability"`
 	ContentHash string `json:"content_hash"`
@@ -94,9 +95,12 @@ type RunStarted struct {
 	Sensitive []string `json:"-"`
 }
 
-// RunRefused: a run was refused before its first dispatch.
+// RunRefused: a run was refused before its first dispatch: its failure
+// code, the check that refused it (evidence.Check*; empty in logs written
+// before checks were named) and why.
 type RunRefused struct {
 	Code   domain.FailureCode `json:"code"`
+	Check  string             `json:"check,omitempty"`
 	Reason string             `json:"reason"`
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/store"
 )
@@ -39,6 +40,19 @@ type Request struct {
 	Inputs        map[string]string
 	BaseURL       string
 	ReleasedGates []string
+	// Ref and ContentHash are the capability as the job named it (its
+	// reference and pin): what a refusal names when Capability is nil
+	// because the reference did not resolve.
+	Ref, ContentHash string
+}
+
+// Refuser is a Runner that also records a run refused before it began
+// (runner.Runner): a small signed evidence bundle (run_started, the
+// refusal naming check, the record) and the run's index row through
+// r.Gate, so a job the worker refuses is a run like any other. Its
+// record ends the job.
+type Refuser interface {
+	Refuse(ctx context.Context, r Request, check string, why error) (*domain.RunRecord, error)
 }
 
 // interventions is where runs a human must look at go, and where a dead
@@ -93,17 +107,20 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	a := job.Args
 	l, _, err := w.cat.Resolve(ctx, a.Ref)
 	if err != nil {
-		if domain.ErrorCode(err) != domain.CodeInternal || errors.Is(err, store.ErrNotFound) {
-			return w.refuse(ctx, job, domain.ErrorCode(err), err)
+		if errors.Is(err, store.ErrNotFound) {
+			return w.refuse(ctx, job, nil, evidence.CheckCapability, domain.CodeCapabilityInvalid, err)
+		}
+		if domain.ErrorCode(err) != domain.CodeInternal {
+			return w.refuse(ctx, job, nil, evidence.CheckCapability, domain.ErrorCode(err), err)
 		}
 		return fmt.Errorf("resolve %s: %w", a.Ref, err)
 	}
 	if a.ContentHash != "" && l.Hash != a.ContentHash {
-		return w.refuse(ctx, job, domain.CodeHashMismatch,
+		return w.refuse(ctx, job, l, evidence.CheckContentHash, domain.CodeHashMismatch,
 			fmt.Errorf("%s resolves to %s, the job was pinned to %s", a.Ref, l.Hash, a.ContentHash))
 	}
 	if err := CheckInputs(l.Capability, a); err != nil {
-		return w.refuse(ctx, job, domain.CodeInputInvalid, err)
+		return w.refuse(ctx, job, l, evidence.CheckInputs, domain.CodeInputInvalid, err)
 	}
 	for k := 1; k < job.Attempt; k++ {
 		if stop, err := w.prior(ctx, job, l, RunID(job.ID, k)); stop || err != nil {
@@ -114,7 +131,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	// secret will not appear by retrying, so the job ends here.
 	inputs, err := resolveInputs(w.secrets, a)
 	if err != nil {
-		return w.refuse(ctx, job, domain.CodeSecretUnavailable, err)
+		return w.refuse(ctx, job, l, evidence.CheckSecrets, domain.CodeSecretUnavailable, err)
 	}
 	runID := RunID(job.ID, job.Attempt)
 	rec, err := w.run.Run(ctx, Request{RunID: runID, Capability: l, Library: w.cat.Library(ctx),
@@ -247,11 +264,33 @@ func (w *Worker) escalate(ctx context.Context, runID, reason string) (string, er
 	return id, nil
 }
 
+// unresolved is the content hash a refused run's index row names when its
+// capability did not resolve and the job pinned no hash.
+const unresolved = "unresolved"
+
 // refuse records a job that can never run (unknown capability, a pinned
 // hash that does not match, inputs the capability refuses, a secret the
 // worker's store does not hold) and cancels it: River never retries it.
-func (w *Worker) refuse(ctx context.Context, job *river.Job[RunArgs], code domain.FailureCode, err error) error {
+// With a Runner that is a Refuser, the refusal is a run of its own: a
+// signed bundle and an index row (l is nil when the capability did not
+// resolve).
+func (w *Worker) refuse(ctx context.Context, job *river.Job[RunArgs], l *capability.Loaded, check string, code domain.FailureCode, err error) error {
 	res := Result{Status: domain.StatusFailed, FailureCode: code, Message: err.Error(), Attempt: job.Attempt}
+	if rf, ok := w.run.(Refuser); ok {
+		a := job.Args
+		// A secret the worker could not resolve is not an input the run
+		// was given: only the plain inputs are recorded.
+		req := Request{RunID: RunID(job.ID, job.Attempt), Capability: l, Inputs: a.Inputs, BaseURL: a.BaseURL,
+			Ref: a.Ref, ContentHash: a.ContentHash, Gate: w.cat.Gate(catalog.RunParams{Unattended: a.Unattended})}
+		if req.ContentHash == "" {
+			req.ContentHash = unresolved
+		}
+		rec, rerr := rf.Refuse(ctx, req, check, &domain.Error{Code: code, Message: err.Error(), Err: err})
+		if rerr != nil {
+			return fmt.Errorf("record refused run %s: %w", req.RunID, rerr)
+		}
+		res.RunID, res.Message = rec.RunID, rec.Message
+	}
 	if rerr := river.RecordOutput(ctx, res); rerr != nil {
 		return rerr
 	}

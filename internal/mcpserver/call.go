@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -38,7 +39,7 @@ func (s *Server) call(ctx context.Context, spec *toolspec.Spec, req *mcp.CallToo
 	}
 	args, err := spec.Args(req.Params.Arguments)
 	if err != nil {
-		rec, rerr := s.refuseInput(ctx, l, runID, red, err)
+		rec, rerr := s.refuseInput(ctx, l, runID, red, req.Params.Arguments, err)
 		if rerr != nil {
 			return nil, rerr
 		}
@@ -90,11 +91,18 @@ func progress(ctx context.Context, req *mcp.CallToolRequest, log *slog.Logger) f
 }
 
 // refuseInput records a call whose arguments fall outside the input
-// schema as a FAILED INPUT_INVALID run: its evidence (the refusal and the
-// record) and its index entry, with no session opened.
-func (s *Server) refuseInput(ctx context.Context, l *capability.Loaded, runID string, red *redact.Redactor, why error) (*domain.RunRecord, error) {
+// schema as a FAILED INPUT_INVALID run, with no session opened: a signed
+// bundle like any run's (run_started with the declared inputs as given, a
+// sensitive one as a keyed digest; run_refused naming the inputs check;
+// run_finished; the record; manifest and signature) and its index row
+// with the bundle's anchor (invariant 18).
+func (s *Server) refuseInput(ctx context.Context, l *capability.Loaded, runID string, red *redact.Redactor, raw any, why error) (*domain.RunRecord, error) {
 	now := s.cfg.Now().UTC()
 	at := now.Format(time.RFC3339Nano)
+	inputs, sensitive := givenInputs(l, raw)
+	for _, name := range sensitive {
+		red.RegisterLiteral(fmt.Sprint(inputs[name]))
+	}
 	msg := why.Error()
 	if de, ok := why.(*domain.Error); ok && de.Message != "" {
 		msg = de.Message
@@ -102,26 +110,46 @@ func (s *Server) refuseInput(ctx context.Context, l *capability.Loaded, runID st
 	rec := evidence.RedactRecord(&domain.RunRecord{SchemaVersion: 1, RunID: runID, Capability: l.Capability.Ref(), ContentHash: l.Hash,
 		Status: domain.StatusFailed, ExitCode: domain.StatusFailed.ExitCode(), FailureCode: domain.CodeInputInvalid, Message: msg,
 		StartedAt: at, FinishedAt: at, Steps: []domain.StepResult{}, BaseURL: s.cfg.BaseURL}, red)
+	gate := s.cfg.Catalog.Gate(catalog.RunParams{Unattended: true})
 	var dir string
 	if s.cfg.DataDir != "" {
-		b, err := evidence.Open(s.cfg.DataDir, runID, red)
-		if err != nil {
-			return nil, err
-		}
-		dir = b.Dir()
-		err = b.Append(evidence.NewEvent(now, domain.ActorAutomation, "", evidence.InputRefused{Error: msg}))
-		if err == nil {
-			err = b.WriteRecord(rec)
-		}
-		if cerr := b.Close(); err == nil {
-			err = cerr
-		}
+		var a evidence.Anchor
+		var err error
+		dir, a, err = evidence.WriteRefusal(s.cfg.DataDir, red, evidence.Refusal{Record: rec, Inputs: inputs, Sensitive: sensitive,
+			Check: evidence.CheckInputs, At: now})
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", runID, err)
 		}
+		gate.Anchor(a.ChainHead, a.Signature)
 	}
-	if err := s.cfg.Catalog.Gate(catalog.RunParams{Unattended: true}).Unstarted(ctx, l, rec, dir); err != nil {
+	if err := gate.Unstarted(ctx, l, rec, dir); err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// givenInputs are the call's arguments that name a declared input (an
+// undeclared one is not recorded: it may hold anything), and the names of
+// the sensitive ones among them.
+func givenInputs(l *capability.Loaded, raw any) (map[string]any, []string) {
+	var args map[string]any
+	switch a := raw.(type) {
+	case map[string]any:
+		args = a
+	case json.RawMessage:
+		_ = json.Unmarshal(a, &args)
+	}
+	in := map[string]any{}
+	var sensitive []string
+	for name, v := range args {
+		spec := l.Capability.Input(name)
+		if spec == nil {
+			continue
+		}
+		in[name] = v
+		if spec.Sensitive {
+			sensitive = append(sensitive, name)
+		}
+	}
+	return in, sensitive
 }

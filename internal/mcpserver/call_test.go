@@ -11,6 +11,8 @@ import (
 
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
+	"github.com/cuahq/cua/internal/evidence/signkey"
 	"github.com/cuahq/cua/internal/mcpserver"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/toolspec"
@@ -218,5 +220,60 @@ func TestNeedsHumanCarriesRunIDAndTakeover(t *testing.T) {
 	}
 	if run, err := tb.cat.Run(tb.ctx, r.RunID); err != nil || run.Status != domain.StatusNeedsHuman {
 		t.Errorf("index entry %+v (%v)", run, err)
+	}
+}
+
+// TestRefusedCallsHaveSignedBundles (invariant 18): a call refused before
+// a session opens, for its arguments or by the catalog's gate, is a run
+// like any other: the run index lists it with its evidence path and
+// anchor, and its bundle (run_started, run_refused naming the check,
+// run_finished) verifies share_ready with the deployment key and the
+// store's anchor, as `cua verify --key --db` checks it.
+func TestRefusedCallsHaveSignedBundles(t *testing.T) {
+	t.Parallel()
+	tb := setup(t, 1, func(tb *testBundle) {
+		tb.approve(t, lookupRef, catalog.ApproveParams{FromEval: true, Pattern: map[string]string{"member_id": "1[0-9]{4}"}})
+		tb.approve(t, lookupRef, catalog.ApproveParams{FromEval: true, Pattern: map[string]string{"member_id": "2[0-9]{4}"}})
+	})
+	_, key, err := signkey.Init(tb.dataDir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := tb.connect(t)
+	for _, tc := range []struct {
+		name  string
+		args  map[string]any
+		code  domain.FailureCode
+		check string
+	}{
+		{"arguments", map[string]any{"member_id": "12a45"}, domain.CodeInputInvalid, evidence.CheckInputs},
+		{"gate", map[string]any{"member_id": "99999"}, domain.CodeApprovalRequired, evidence.CheckApproval},
+	} {
+		r, _ := call(t, cs, lookup, tc.args, nil)
+		if r.Status != domain.StatusFailed || r.FailureCode != string(tc.code) {
+			t.Fatalf("%s: result %+v, want FAILED %s", tc.name, r, tc.code)
+		}
+		runs, err := tb.cat.Runs(tb.ctx, store.RunFilter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(runs, func(x store.Run) bool { return x.ID == r.RunID })
+		if i < 0 || runs[i].ChainHead == "" || runs[i].Signature == "" || runs[i].EvidencePath == "" {
+			t.Fatalf("%s: run %s not listed with its anchor: %v", tc.name, r.RunID, runs)
+		}
+		row := runs[i]
+		rep := evidence.VerifyWith(row.EvidencePath, evidence.VerifyOptions{Key: key, RequireSignature: true,
+			Anchor: &evidence.Anchor{ChainHead: row.ChainHead, Signature: row.Signature}})
+		if !rep.ShareReady || rep.Signature != evidence.SigOK || rep.Head != evidence.HeadOK {
+			t.Fatalf("%s: share_ready %v signature %s head %s: %v", tc.name, rep.ShareReady, rep.Signature, rep.Head, rep.Reasons)
+		}
+		events, err := os.ReadFile(filepath.Join(row.EvidencePath, "events.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(events), "\n"); n != 3 || !strings.Contains(string(events), `"type":"run_started"`) ||
+			!strings.Contains(string(events), `"check":"`+tc.check+`"`) {
+			t.Errorf("%s: %d events, want run_started, run_refused (check %s), run_finished:\n%s", tc.name, n, tc.check, events)
+		}
 	}
 }

@@ -172,7 +172,7 @@ func gated(ctx context.Context, p ReplayParams, lib replay.Library, bound map[st
 	prior, approver, err := p.Gate.Begin(ctx, o.RunID, o.Capability, bound, evidencePath)
 	switch {
 	case err != nil && domain.ErrorCode(err) != domain.CodeInternal:
-		return refused(o, err), nil
+		return refusedRun(ctx, p, bound, err)
 	case err != nil:
 		return nil, err
 	case prior != nil:
@@ -199,6 +199,62 @@ func gated(ctx context.Context, p ReplayParams, lib replay.Library, bound map[st
 		return rec, errors.Join(err, gerr)
 	}
 	return rec, err
+}
+
+// refusedRun records a run the gate refused (no approval covers it, its
+// idempotency key is bound to other inputs or to an unconfirmed effect):
+// a signed bundle like any run's (run_started, run_refused naming the
+// check, run_finished, record, manifest and signature) and its index row
+// with the bundle's anchor (invariant 18).
+func refusedRun(ctx context.Context, p ReplayParams, bound map[string]any, why error) (*domain.RunRecord, error) {
+	o := p.Run
+	red := o.Redactor
+	if red == nil {
+		red = redact.New()
+	}
+	var sensitive []string
+	for name, v := range bound {
+		if spec := o.Capability.Capability.Input(name); spec != nil && spec.Sensitive {
+			sensitive = append(sensitive, name)
+			red.RegisterLiteral(fmt.Sprint(v))
+		}
+	}
+	o.Redactor = red
+	rec := refused(o, why)
+	check := evidence.CheckIdempotencyKey
+	if rec.FailureCode == domain.CodeApprovalRequired {
+		check = evidence.CheckApproval
+	}
+	ref := evidence.Refusal{Record: rec, Inputs: bound, Sensitive: sensitive, Check: check, At: now(o)}
+	var evidencePath string
+	switch {
+	case o.Evidence != nil:
+		// The caller's bundle: it closes it, so it is not anchored here.
+		evidencePath = o.Evidence.Dir()
+		if err := o.Evidence.AppendRefusal(ref); err != nil {
+			return nil, fmt.Errorf("run %s: %w", o.RunID, err)
+		}
+	case o.DataDir != "":
+		dir, a, err := evidence.WriteRefusal(o.DataDir, red, ref)
+		if err != nil {
+			return nil, err
+		}
+		evidencePath = dir
+		if an, ok := p.Gate.(Anchorer); ok {
+			an.Anchor(a.ChainHead, a.Signature)
+		}
+	}
+	if err := p.Gate.Unstarted(context.WithoutCancel(ctx), o.Capability, rec, evidencePath); err != nil {
+		return rec, err
+	}
+	return rec, nil
+}
+
+func now(o replay.Options) time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 // refused is the record of a run refused before its surface opened.

@@ -329,31 +329,34 @@ func (r *run) sinkRecord() *domain.RunRecord {
 func (r *run) execute(ctx context.Context) *end {
 	inputs, err := capability.BindInputs(r.c, r.o.Inputs)
 	if err != nil {
-		r.emit("", evidence.InputRefused{Error: err.Error()})
-		return errEnd(err)
+		// Refused runs have a bundle like any other (invariant 18): what
+		// ran, what it was given (a sensitive input as a keyed digest),
+		// and what refused it.
+		given := make(map[string]any, len(r.o.Inputs))
+		for k, v := range r.o.Inputs {
+			given[k] = v
+		}
+		r.started(given)
+		return r.refuse(evidence.CheckInputs, errEnd(err))
 	}
 	r.inputs = inputs
+	r.started(r.inputs)
 	// Input placeholders in targets and predicates ("Member
 	// {input.member_id}") are bound once: targeting never sees inputs.
 	bound, err := capability.BindTemplates(r.c, inputs)
 	if err != nil {
-		return failEnd(domain.CodeInputInvalid, "%v", err)
+		return r.refuse(evidence.CheckInputs, failEnd(domain.CodeInputInvalid, "%v", err))
 	}
 	r.c = bound
-	for name, v := range inputs {
-		if spec := r.c.Input(name); spec != nil && spec.Sensitive {
-			r.o.Redactor.RegisterLiteral(fmt.Sprint(v))
-		}
-	}
 	base, err := url.Parse(r.o.BaseURL)
 	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
-		return failEnd(domain.CodeInputInvalid, "base URL %q is not an http(s) URL", r.o.BaseURL)
+		return r.refuse(evidence.CheckBaseURL, failEnd(domain.CodeInputInvalid, "base URL %q is not an http(s) URL", r.o.BaseURL))
 	}
 	// Every capability this one may call is resolved, and its pin checked,
 	// before anything is sent.
 	if r.o.Library != nil || len(r.c.Prerequisites) > 0 || usesRunCapability(r.c) {
 		if err := Preflight(r.o.Capability, r.o.Library); err != nil {
-			return errEnd(err)
+			return r.refuse(evidence.CheckCalledCapabilities, errEnd(err))
 		}
 	}
 	if r.o.Surface == nil {
@@ -361,23 +364,12 @@ func (r *run) execute(ctx context.Context) *end {
 	}
 	disp, err := r.dispatcher(r.c)
 	if err != nil {
-		return errEnd(err)
+		return r.refuse(evidence.CheckPolicy, errEnd(err))
 	}
 	r.disp = disp
 	if e := r.refuseUnauthorizable(); e != nil {
-		r.emit("", evidence.RunRefused{Code: e.code, Reason: e.msg})
-		return e
+		return r.refuse(evidence.CheckIrreversible, e)
 	}
-	// The event carries the inputs (a sensitive one as a keyed digest), so
-	// the signed log says what the run was given (invariant 18).
-	var sensitive []string
-	for name := range r.inputs {
-		if spec := r.c.Input(name); spec != nil && spec.Sensitive {
-			sensitive = append(sensitive, name)
-		}
-	}
-	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL,
-		Inputs: r.inputs, Sensitive: sensitive})
 
 	limit := time.Duration(r.c.Policy.MaxDurationMS) * time.Millisecond
 	if r.o.Park != nil {
@@ -394,6 +386,28 @@ func (r *run) execute(ctx context.Context) *end {
 		from = 0
 	}
 	return r.steps(ctx, from)
+}
+
+// started registers the sensitive inputs with the redactor and emits
+// run_started: the capability, its content hash and the inputs (a
+// sensitive one as a keyed digest), so the signed log says what the run
+// was given (invariant 18).
+func (r *run) started(inputs map[string]any) {
+	var sensitive []string
+	for name, v := range inputs {
+		if spec := r.c.Input(name); spec != nil && spec.Sensitive {
+			r.o.Redactor.RegisterLiteral(fmt.Sprint(v))
+			sensitive = append(sensitive, name)
+		}
+	}
+	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL,
+		Inputs: inputs, Sensitive: sensitive})
+}
+
+// refuse records that check refused the run before its first dispatch.
+func (r *run) refuse(check string, e *end) *end {
+	r.emit("", evidence.RunRefused{Code: e.code, Check: check, Reason: e.msg})
+	return e
 }
 
 // refuseUnauthorizable refuses, before the first dispatch, a run whose

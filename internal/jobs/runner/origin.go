@@ -11,7 +11,6 @@ import (
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
-	"github.com/cuahq/cua/internal/runtime"
 )
 
 // checkOrigin admits req's base URL only when its origin is a full origin
@@ -37,44 +36,58 @@ func (r *Runner) checkOrigin(req jobs.Request) error {
 			"Nothing was opened or sent", origin, c.Ref(), origin, origin)
 }
 
-// refuse records a run refused before it began: its evidence (the refusal
-// and the record) and its index entry, with no session opened. The record
-// ends the job FAILED; the queue does not retry a run that has a record.
-func (r *Runner) refuse(ctx context.Context, req jobs.Request, why error) (*domain.RunRecord, error) {
+// Refuse records a run refused before it began (its base URL's origin,
+// or a check of the worker's: the capability does not resolve, its pin,
+// inputs or secrets): a signed bundle like any run's (run_started with
+// the capability and inputs, a sensitive one as a keyed digest;
+// run_refused naming the failure code and the check; run_finished; the
+// record; manifest and signature) and its index row through req.Gate
+// with the bundle's anchor, with no session opened. The record ends the
+// job FAILED; the queue does not retry a run that has a record.
+// req.Capability is nil when it did not resolve (req.Ref names it).
+func (r *Runner) Refuse(ctx context.Context, req jobs.Request, check string, why error) (*domain.RunRecord, error) {
 	red := redact.New()
-	rt, err := runtime.NewRun(runtime.RunConfig{Base: runtime.Base{Logger: r.cfg.Logger(red)}, ID: req.RunID,
-		BaseURL: req.BaseURL, Redactor: red, DataDir: r.cfg.DataDir})
-	if err != nil {
-		return nil, err
-	}
 	msg := why.Error()
 	var de *domain.Error
 	if errors.As(why, &de) && de.Message != "" {
 		msg = de.Message
 	}
-	code, at := domain.ErrorCode(why), rt.Now().UTC().Format(time.RFC3339Nano)
+	code, now := domain.ErrorCode(why), time.Now()
+	at := now.UTC().Format(time.RFC3339Nano)
 	l := req.Capability
-	rec := evidence.RedactRecord(&domain.RunRecord{SchemaVersion: 1, RunID: req.RunID, Capability: l.Capability.Ref(),
-		ContentHash: l.Hash, Status: domain.StatusFailed, ExitCode: domain.StatusFailed.ExitCode(), FailureCode: code,
-		Message: msg, StartedAt: at, FinishedAt: at, Steps: []domain.StepResult{}, BaseURL: req.BaseURL}, red)
-	rt.Emit("", evidence.RunRefused{Code: code, Reason: rec.Message})
-	rt.Emit("", evidence.RunFinished{Status: rec.Status, FailureCode: code})
-	var dir string
-	if rt.Evidence != nil {
-		dir = rt.Evidence.Dir()
-		if err = rt.Evidence.WriteRecord(rec); err == nil {
-			err = rt.Evidence.Sync()
+	ref, hash := req.Ref, req.ContentHash
+	inputs := make(map[string]any, len(req.Inputs))
+	var sensitive []string
+	for k, v := range req.Inputs {
+		inputs[k] = v
+		if l != nil {
+			if spec := l.Capability.Input(k); spec != nil && spec.Sensitive {
+				sensitive = append(sensitive, k)
+				red.RegisterLiteral(v)
+			}
 		}
 	}
-	if cerr := rt.Close(); err == nil {
-		err = cerr
+	if l != nil {
+		ref, hash = l.Capability.Ref(), l.Hash
 	}
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", req.RunID, err)
+	rec := evidence.RedactRecord(&domain.RunRecord{SchemaVersion: 1, RunID: req.RunID, Capability: ref,
+		ContentHash: hash, Status: domain.StatusFailed, ExitCode: domain.StatusFailed.ExitCode(), FailureCode: code,
+		Message: msg, StartedAt: at, FinishedAt: at, Steps: []domain.StepResult{}, BaseURL: req.BaseURL}, red)
+	var dir string
+	if r.cfg.DataDir != "" {
+		var a evidence.Anchor
+		var err error
+		dir, a, err = evidence.WriteRefusal(r.cfg.DataDir, red, evidence.Refusal{Record: rec, Inputs: inputs, Sensitive: sensitive, Check: check, At: now})
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", req.RunID, err)
+		}
+		if req.Gate != nil {
+			req.Gate.Anchor(a.ChainHead, a.Signature)
+		}
 	}
-	r.cfg.Logger(red).WarnContext(ctx, "run refused", "run_id", req.RunID, "code", string(code), "reason", rec.Message)
+	r.cfg.Logger(red).WarnContext(ctx, "run refused", "run_id", req.RunID, "code", string(code), "check", check, "reason", rec.Message)
 	if req.Gate != nil {
-		if err := req.Gate.Unstarted(ctx, l, rec, dir); err != nil {
+		if err := req.Gate.Unstarted(context.WithoutCancel(ctx), l, rec, dir); err != nil {
 			return nil, err
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
@@ -81,7 +82,7 @@ func New(ctx context.Context, cfg Config) *Runner {
 // FAILED with DOMAIN_NOT_ALLOWED before anything opens.
 func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, error) {
 	if err := r.checkOrigin(req); err != nil {
-		return r.refuse(ctx, req, err)
+		return r.Refuse(ctx, req, evidence.CheckOrigin, err)
 	}
 	c := req.Capability.Capability
 	key, l, err := r.launcher(c.Surface, req.BaseURL, c.Policy.AllowedDomains)
