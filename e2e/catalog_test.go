@@ -102,7 +102,7 @@ func (w *catalogWorld) succeeded(t *testing.T, amount string, flags ...string) *
 // ("approved REF HASH as ID by …").
 func (w *catalogWorld) approve(t *testing.T, args ...string) string {
 	t.Helper()
-	r := w.cua(t, append([]string{"catalog", "approve", transfer + "@1.2.0", "--approver", "e2e reviewer"}, args...)...)
+	r := w.cua(t, append([]string{"catalog", "approve", transfer + "@1.2.0"}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("catalog approve %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 	}
@@ -205,7 +205,7 @@ func (w *catalogWorld) evalAndApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Too few evals: the approval is refused and names the count.
-	if r := w.cua(t, "catalog", "approve", transfer+"@1.2.0", "--from-eval", "--max", "amount=500.00", "--approver", "x"); r.code == 0 ||
+	if r := w.cua(t, "catalog", "approve", transfer+"@1.2.0", "--from-eval", "--max", "amount=500.00"); r.code == 0 ||
 		!strings.Contains(r.stderr, "0 successful eval replay(s)") {
 		t.Errorf("approve before any eval: exit %d %s", r.code, r.stderr)
 	}

@@ -13,10 +13,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/evidence/signkey"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/secret"
 )
 
@@ -41,21 +43,24 @@ const ExitInterrupted = 130
 
 // Main runs the command line and returns the process exit code.
 //
-// It first moves every CUA_SECRET_* variable, and CUA_SIGNING_KEY, out of
-// the process environment into memory (the commands still see them through
-// Factory.Getenv), so no child process can inherit one. ctx is the root
+// It first moves every CUA_SECRET_* variable, CUA_SIGNING_KEY and
+// CUA_PRINCIPAL_TOKEN out of the process environment into memory (the
+// commands still see them through the Factory), so no child process can
+// inherit one; a token in the file CUA_PRINCIPAL_TOKEN_FILE names is read
+// then too. ctx is the root
 // context: cancel it (cmd/cua does so on SIGINT and SIGTERM) and Main
 // returns within InterruptGrace, even if the command is stuck.
 func Main(ctx context.Context, args []string, io *IOStreams) int {
 	secrets := secret.TakeEnv()
 	signkey.TakeEnv()
+	token, tokenErr := takePrincipalToken()
 	getenv := func(k string) string {
 		if v, ok := secrets[k]; ok {
 			return v
 		}
 		return os.Getenv(k)
 	}
-	f := &Factory{IO: io, Getenv: getenv}
+	f := &Factory{IO: io, Getenv: getenv, PrincipalToken: func() (string, error) { return token, tokenErr }}
 	root := NewRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(io.In)
@@ -77,6 +82,30 @@ func Main(ctx context.Context, args []string, io *IOStreams) int {
 		fmt.Fprintln(io.ErrOut, "error: interrupted")
 		return ExitInterrupted
 	}
+}
+
+// takePrincipalToken removes CUA_PRINCIPAL_TOKEN from the environment and
+// returns it, or else the first line of the file CUA_PRINCIPAL_TOKEN_FILE
+// names (read through fsx); a file that cannot be read is an error naming
+// the variable, returned to the command that asks for the token.
+func takePrincipalToken() (string, error) {
+	if v, ok := os.LookupEnv(cmdutil.PrincipalTokenEnv); ok {
+		os.Unsetenv(cmdutil.PrincipalTokenEnv)
+		return strings.TrimSpace(v), nil
+	}
+	path := os.Getenv(cmdutil.PrincipalTokenFileEnv)
+	if path == "" {
+		return "", nil
+	}
+	b, err := fsx.ReadFile(path, fsx.MaxToken)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", cmdutil.PrincipalTokenFileEnv, err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	if line = strings.TrimSpace(line); line == "" {
+		return "", fmt.Errorf("%s: %s holds no token", cmdutil.PrincipalTokenFileEnv, path)
+	}
+	return line, nil
 }
 
 func exitCode(err error, stderr io.Writer) int {

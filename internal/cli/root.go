@@ -21,6 +21,7 @@ import (
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
 	servecmd "github.com/cuahq/cua/internal/cmd/serve"
 	submitcmd "github.com/cuahq/cua/internal/cmd/submit"
+	userscmd "github.com/cuahq/cua/internal/cmd/users"
 	verifycmd "github.com/cuahq/cua/internal/cmd/verify"
 	versioncmd "github.com/cuahq/cua/internal/cmd/version"
 	workercmd "github.com/cuahq/cua/internal/cmd/worker"
@@ -57,5 +58,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(submitcmd.NewCmdSubmit(f, nil))
 	root.AddCommand(batchcmd.NewCmdBatch(f, nil))
 	root.AddCommand(servecmd.NewCmdServe(f, nil))
+	root.AddCommand(userscmd.NewCmdUsers(f))
 	return root
 }

@@ -46,6 +46,10 @@ type Factory struct {
 	IO *IOStreams
 	// Getenv reads the environment (injected for tests).
 	Getenv func(string) string
+	// PrincipalToken returns the principal token the command runs with
+	// (CUA_PRINCIPAL_TOKEN, or the file CUA_PRINCIPAL_TOKEN_FILE names,
+	// taken at start), "" for none; nil is none. See [Factory.Principal].
+	PrincipalToken func() (string, error)
 }
 
 // FlagError is a usage error: bad flags or arguments.
@@ -183,5 +187,6 @@ func Write[T any](w io.Writer, v T, err error, print func(io.Writer, T) error) e
 func TestFactory(env map[string]string) (f *Factory, out, errOut *bytes.Buffer) {
 	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
 	io := &IOStreams{In: strings.NewReader(""), Out: out, ErrOut: errOut}
-	return &Factory{IO: io, Getenv: func(k string) string { return env[k] }}, out, errOut
+	return &Factory{IO: io, Getenv: func(k string) string { return env[k] },
+		PrincipalToken: func() (string, error) { return env[PrincipalTokenEnv], nil }}, out, errOut
 }

@@ -73,6 +73,21 @@ func (p Principal) Can(roles ...Role) bool {
 	return false
 }
 
+// Permit lets p do what on the command line: an unverified principal (the
+// OS user, who holds the database anyway) is permitted and recorded as
+// unverified; a verified one needs one of roles, else ErrForbidden naming
+// them.
+func (p Principal) Permit(what string, roles ...Role) error {
+	if !p.Verified || p.Can(roles...) {
+		return nil
+	}
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = string(r)
+	}
+	return fmt.Errorf("%s: %w: needs the role %s; %s is %s", what, ErrForbidden, strings.Join(names, " or "), p.Name, p.Role)
+}
+
 // nameRule is the spelling of a principal's name: lowercase, printable,
 // short, with no character a terminal or a log line could misread.
 var nameRule = regexp.MustCompile(`^[a-z][a-z0-9.-]{0,39}$`)

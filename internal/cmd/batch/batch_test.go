@@ -341,7 +341,7 @@ func keyStaysBound(t *testing.T, w *world, ts transferSteps, iv string, jobID in
 		t.Fatalf("resolve without a verdict: %v\n%s", err, out)
 	}
 	res := w.cua(t, "interventions", "resolve", iv, "--not-landed", "--note", "checked the ledger")
-	if !strings.Contains(res, "resolved (not landed)") || !strings.Contains(res, "by cli:") {
+	if !strings.Contains(res, "resolved (not landed)") || !strings.Contains(res, " (unverified)") {
 		t.Fatalf("resolve:\n%s", res)
 	}
 	approve()
@@ -369,7 +369,7 @@ func keyStaysBound(t *testing.T, w *world, ts transferSteps, iv string, jobID in
 
 func transferKilledAfterConfirm(t *testing.T, w *world) {
 	approve := func() {
-		w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.2.0", "--approver", "test", "--once", "--input", "member_id=12345",
+		w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.2.0", "--once", "--input", "member_id=12345",
 			"--input", "from_account=Savings", "--input", "to_account=Checking", "--input", "amount=25.00")
 	}
 	approve()

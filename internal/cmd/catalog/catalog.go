@@ -10,6 +10,8 @@ import (
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/principal"
 )
 
 func NewCmdCatalog(f *cmdutil.Factory) *cobra.Command {
@@ -45,9 +47,9 @@ func NewCmdCatalog(f *cmdutil.Factory) *cobra.Command {
 			}
 			return err
 		}))
-	cmd.AddCommand(cmdutil.CatalogCmd(f, "revoke ID", "Revoke an approval", cmdutil.ExactArgs(1, "one approval ID"),
-		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
-			a, err := cat.Revoke(ctx, args[0])
+	cmd.AddCommand(approverCmd(f, "revoke ID", "Revoke an approval", cmdutil.ExactArgs(1, "one approval ID"),
+		func(ctx context.Context, cat *catalog.Catalog, by principal.Principal, args []string) error {
+			a, err := cat.RevokeBy(ctx, args[0], by.String())
 			return cmdutil.Write(out, a, err, catalog.WriteRevoked)
 		}))
 	cmd.AddCommand(NewCmdCatalogApprove(f), NewCmdCatalogOverlay(f), NewCmdCatalogExportTools(f))
@@ -58,8 +60,9 @@ func NewCmdCatalogApprove(f *cmdutil.Factory) *cobra.Command {
 	var p catalog.ApproveParams
 	var maxes, allowed, patterns, inputs []string
 	var expires, schemaFile string
-	cmd := cmdutil.CatalogCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", cmdutil.ExactArgs(1, "one REF"),
-		func(ctx context.Context, cat *catalog.Catalog, args []string) error {
+	cmd := approverCmd(f, "approve REF", "Approve a version for unattended use, within input bounds", cmdutil.ExactArgs(1, "one REF"),
+		func(ctx context.Context, cat *catalog.Catalog, by principal.Principal, args []string) error {
+			p.Approver = by.String()
 			a, err := cat.Approve(ctx, args[0], p)
 			return cmdutil.Write(f.IO.Out, a, err, catalog.WriteApproved)
 		})
@@ -97,7 +100,6 @@ func NewCmdCatalogApprove(f *cmdutil.Factory) *cobra.Command {
 	fl.StringVar(&expires, "expires", "", "lifetime, such as 30d or 36h (default: none)")
 	fl.StringVar(&p.Note, "note", "", "why it is approved")
 	fl.StringVar(&p.AcceptUnarmed, "accept-unarmed", "", "accept, for REASON, a capability that reads a record with no check that it is the one asked for (recorded in the note)")
-	fl.StringVar(&p.Approver, "approver", "", "who approves (default: the OS user)")
 	fl.BoolVar(&p.Once, "once", false, "approve one run with exactly the --input values")
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "exact input NAME=VALUE of a --once approval (repeatable)")
 	return cmd
@@ -125,5 +127,32 @@ func NewCmdCatalogOverlay(f *cmdutil.Factory) *cobra.Command {
 	cmd.Flags().StringVar(&o.Tenant, "tenant", "", "tenant name (becomes the version's build metadata)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "base_url=ORIGIN")
 	cmd.Flags().StringArrayVar(&targets, "target", nil, "relabel a step: STEP=ROLE:NAME (repeatable)")
+	return cmd
+}
+
+// approverCmd builds a subcommand that opens the catalog, resolves who runs
+// it (CUA_PRINCIPAL_TOKEN, else the OS user, unverified) and calls run. A
+// verified principal needs the approver or admin role; a bad token is an
+// error naming CUA_PRINCIPAL_TOKEN, and nothing is written.
+func approverCmd(f *cmdutil.Factory, use, short string, args cobra.PositionalArgs,
+	run func(context.Context, *catalog.Catalog, principal.Principal, []string) error) *cobra.Command {
+	db := &launch.StoreOptions{Getenv: f.Getenv}
+	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(c *cobra.Command, a []string) error {
+		ctx := c.Context()
+		cat, st, err := cmdutil.OpenCatalog(ctx, *db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		by, err := f.Principal(ctx, st)
+		if err != nil {
+			return err
+		}
+		if err := by.Permit(c.Name(), principal.Approver, principal.Admin); err != nil {
+			return err
+		}
+		return run(ctx, cat, by, a)
+	}}
+	cmdutil.StoreFlags(cmd, db, true)
 	return cmd
 }

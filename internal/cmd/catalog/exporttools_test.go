@@ -31,7 +31,7 @@ func TestExportTools(t *testing.T) {
 	if _, err := run(t, dir, "add", filepath.Join(examples, "memberdesk.savings_balance.yaml"), filepath.Join(examples, "corebank.auth.sign_on.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := run(t, dir, "approve", "memberdesk.savings_balance", "--once", "--input", "member_id=12345", "--approver", "alice"); err != nil {
+	if _, err := run(t, dir, "approve", "memberdesk.savings_balance", "--once", "--input", "member_id=12345"); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

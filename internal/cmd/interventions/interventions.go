@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"os/user"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -68,7 +66,8 @@ func NewCmdInterventions(f *cmdutil.Factory) *cobra.Command {
 	resolve := &cobra.Command{Use: "resolve ID (--landed | --not-landed)", Short: "Record whether the run's effect landed",
 		Args: cmdutil.ExactArgs(1, "one intervention ID"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r := jobs.Resolution{Note: note, By: principal()}
+			// By is set once the store is open; Validate checks the rest.
+			r := jobs.Resolution{Note: note, By: "-"}
 			switch {
 			case landed == notLanded:
 				return cmdutil.FlagErrorf("want exactly one of --landed and --not-landed: say whether the effect happened in the application")
@@ -80,7 +79,12 @@ func NewCmdInterventions(f *cmdutil.Factory) *cobra.Command {
 			if err := r.Validate(); err != nil {
 				return cmdutil.FlagErrorf("--%v", err)
 			}
-			return o.with(cmd.Context(), func(ctx context.Context, q *jobs.Queue) error {
+			return o.withStore(cmd.Context(), func(ctx context.Context, q *jobs.Queue, st store.Store) error {
+				by, err := f.Principal(ctx, st)
+				if err != nil {
+					return err
+				}
+				r.By = by.String()
 				iv, err := q.ResolveIntervention(ctx, args[0], r)
 				return o.print(iv, err)
 			})
@@ -94,16 +98,21 @@ func NewCmdInterventions(f *cmdutil.Factory) *cobra.Command {
 
 // with opens the catalog and a submit-only queue, runs fn, and closes them.
 func (o *Options) with(ctx context.Context, fn func(context.Context, *jobs.Queue) error) error {
+	return o.withStore(ctx, func(ctx context.Context, q *jobs.Queue, _ store.Store) error { return fn(ctx, q) })
+}
+
+// withStore is with, also handing fn the store (for the principal).
+func (o *Options) withStore(ctx context.Context, fn func(context.Context, *jobs.Queue, store.Store) error) error {
 	o.Queue.JobTimeout = time.Minute
 	if err := workercmd.ResolveQueue(&o.Store, &o.Queue); err != nil {
 		return err
 	}
-	q, done, err := workercmd.OpenClient(ctx, o.Store, o.Queue)
+	q, _, st, done, err := workercmd.OpenClientCatalog(ctx, o.Store, o.Queue)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return fn(ctx, q)
+	return fn(ctx, q, st)
 }
 
 func (o *Options) print(iv *jobs.Intervention, err error) error {
@@ -114,16 +123,6 @@ func (o *Options) print(iv *jobs.Intervention, err error) error {
 		return cmdutil.WriteJSON(o.IO.Out, iv)
 	}
 	return writeOne(o.IO.Out, iv)
-}
-
-// principal names the person running the command: cli:USER@HOST.
-func principal() string {
-	name := "unknown"
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		name = u.Username
-	}
-	host, _ := os.Hostname()
-	return "cli:" + clean(name) + "@" + clean(host)
 }
 
 // clean keeps a name printable on one line.

@@ -1,0 +1,6 @@
+package userscmd
+
+import _ "embed"
+
+//go:embed users.txt
+var helpUsers string
