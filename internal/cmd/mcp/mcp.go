@@ -53,7 +53,7 @@ func NewCmdMCP(f *cmdutil.Factory, runF func(context.Context, *mcpOptions) error
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on this loopback ADDR (127.0.0.1:PORT) instead of stdio")
+	fl.StringVar(&opts.HTTP, "http", "", "serve streamable HTTP on this loopback ADDR (127.0.0.1:PORT) instead of stdio; every request needs a principal's bearer token")
 	fl.IntVar(&opts.MaxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "browser contexts open at once; further calls wait")
 	fl.StringVar(&opts.BaseURL, "base-url", "http://127.0.0.1:8811", "base URL of the application")
 	fl.StringVar(&opts.ConsoleURL, "console-url", "", "operator console where a NEEDS_HUMAN run is taken over")

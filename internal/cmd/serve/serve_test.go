@@ -61,7 +61,7 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, cert *x509.
 
 // TestServeBindRefused runs the real command: a non-loopback --addr
 // without --allow-remote, or with it but without TLS, and broken TLS
-// flags are refused as flag errors (exit 2) naming the flags, before the
+// flags are refused as flag errors (exit 1) naming the flags, before the
 // data dir (store, queue) is touched.
 func TestServeBindRefused(t *testing.T) {
 	t.Parallel()
