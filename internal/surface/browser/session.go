@@ -90,6 +90,8 @@ type Session struct {
 	// tr follows the page from CDP events; ax caches accessibility trees.
 	tr *tracker
 	ax *axCache
+	// paint numbers the paint states the screencast read (paintgen.go).
+	paint paintGens
 
 	// mu guards the fields below; a method that needs both takes mu
 	// before tr.mu, never after.
@@ -170,14 +172,15 @@ func startTarget(ctx, cctx context.Context, cancel context.CancelFunc, timeout t
 	}
 }
 
-// setupTarget installs the change observer in an isolated world of every
-// current and future document of ts.
+// setupTarget installs the change observer and the paint watcher
+// (paintgen.go) in an isolated world of every current and future document
+// of ts.
 func (s *Session) setupTarget(ctx context.Context, ts *tsession) error {
 	if _, err := call(ctx, s, ts, runtime.AddBinding, runtime.AddBindingParams{Name: bindingName, ExecutionContextName: worldName}); err != nil {
 		return err
 	}
 	if _, err := call(ctx, s, ts, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{
-		Source: changeObserver, WorldName: worldName, RunImmediately: new(true),
+		Source: changeObserver + ";\n" + paintWatcher, WorldName: worldName, RunImmediately: new(true),
 	}); err != nil {
 		return err
 	}
