@@ -9,6 +9,7 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/hitl"
+	"github.com/cuahq/cua/internal/perception"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/runtime"
@@ -69,17 +70,31 @@ func (lv *live) observe(ctx context.Context) (*domain.UiSnapshot, error) {
 	return lv.viewer.Observe(ctx)
 }
 
-// maskFrame paints black every sensitive or secret node of the current
-// screen on f and returns the PNG; without a snapshot it sends nothing
-// (fail closed).
-func (lv *live) maskFrame(ctx context.Context, f surface.Frame) ([]byte, error) {
+// maskFrame paints black every sensitive or secret node on f and returns
+// the PNG. The snapshot the masks come from is taken after f was painted,
+// straight from the surface (never a cached one), and the frame is sent
+// only when the surface then reports that nothing changed since the paint
+// (sc.Unchanged(f.Gen)): every pixel of it is described by that snapshot.
+// Otherwise, or without a snapshot, it returns an error wrapping
+// surface.ErrFrameStale and nothing is sent (fail closed).
+func (lv *live) maskFrame(ctx context.Context, sc surface.Screencaster, f surface.Frame) ([]byte, error) {
 	lv.mu.Lock()
 	defer lv.mu.Unlock()
-	snap, err := lv.observe(ctx)
-	if err != nil && snap == nil {
-		return nil, fmt.Errorf("observe for masking: %w", err)
+	raw, err := lv.p.Surface.Observe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: observe for masking: %v", surface.ErrFrameStale, err)
 	}
-	boxes := lv.p.Run.Redactor.Boxes(snap)
+	red := lv.p.Run.Redactor
+	// The raw tree keeps every node the normalized one folds away; each
+	// box of either is masked.
+	boxes := append(red.Boxes(raw), red.Boxes(perception.Normalize(raw))...)
+	same, err := sc.Unchanged(ctx, f.Gen)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", surface.ErrFrameStale, err)
+	}
+	if !same {
+		return nil, surface.ErrFrameStale
+	}
 	for i := range boxes {
 		boxes[i].X -= f.ScrollX
 		boxes[i].Y -= f.ScrollY
@@ -88,8 +103,12 @@ func (lv *live) maskFrame(ctx context.Context, f surface.Frame) ([]byte, error) 
 	if scale <= 0 {
 		scale = 1
 	}
+	png, err := redact.MaskPNG(f.PNG, boxes, scale)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", surface.ErrFrameStale, err)
+	}
 	lv.scrollX, lv.scrollY, lv.scale = f.ScrollX, f.ScrollY, scale
-	return redact.MaskPNG(f.PNG, boxes, scale)
+	return png, nil
 }
 
 // Input is one operator gesture, in the coordinates of the frame image.
@@ -133,7 +152,7 @@ func (lv *live) act(ctx context.Context, operator string, in Input) (Outcome, er
 	}
 	if lv.human == nil || lv.human.Holder() != holder || lv.human.Epoch() != in.Epoch {
 		d, err := runtime.New(runtime.Config{Surface: lv.p.Surface, Policy: lv.policy, Lease: lv.p.Run.Lease, Holder: holder,
-			Redactor: lv.p.Run.Redactor, Events: events(lv.p.Run, operator), Now: lv.p.Run.Now, Logger: lv.p.Run.Logger,
+			Redactor: lv.p.Run.Redactor, Events: events(lv.p.Run), Now: lv.p.Run.Now, Logger: lv.p.Run.Logger,
 			Actor: domain.ActorHuman, SecretLog: lv.p.Run.SecretLog})
 		if err != nil {
 			return Outcome{Error: err.Error()}, fmt.Errorf("%w: %v", errRefused, err)
@@ -166,13 +185,11 @@ func (lv *live) act(ctx context.Context, operator string, in Input) (Outcome, er
 	return out, nil
 }
 
-// events is the run's evidence as the principal's dispatcher writes it:
-// every event names the principal (see byPrincipal).
-func events(r *runtime.Run, principal string) runtime.EventSink {
+func events(r *runtime.Run) runtime.EventSink {
 	if r.Evidence == nil {
 		return nil
 	}
-	return byPrincipal{sink: r.Evidence, principal: principal}
+	return r.Evidence
 }
 
 // gesture builds the raw_input action of in and finds its node: for a
@@ -306,16 +323,21 @@ func (lv *live) subscribe(logger *slog.Logger) (<-chan []byte, func()) {
 	}
 }
 
+// castLoop sends the session's frames to every watcher. A frame goes out
+// only masked from a snapshot taken after its paint with no change in
+// between (maskFrame); any other frame is dropped and the watchers keep
+// the last one sent, until the page holds still long enough for a frame
+// to pass. A page that never holds still (a running animation) sends no
+// new frame: the price of never showing pixels no snapshot describes.
 func (lv *live) castLoop(ctx context.Context, logger *slog.Logger) {
 	sc := lv.p.Surface.(surface.Screencaster)
 	err := sc.Screencast(ctx, func(f surface.Frame) error {
-		png, err := lv.maskFrame(ctx, f)
+		png, err := lv.maskFrame(ctx, sc, f)
 		if err != nil {
-			// Fail closed: a frame that cannot be masked is not sent.
 			if ctx.Err() == nil {
-				logger.WarnContext(ctx, "frame not sent", slog.Any("error", err))
+				logger.DebugContext(ctx, "frame not sent", slog.Any("error", err))
 			}
-			return nil
+			return surface.ErrFrameStale
 		}
 		lv.castMu.Lock()
 		defer lv.castMu.Unlock()

@@ -33,12 +33,10 @@ func TestAbandonedClaimAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := principalsAt(path, db)
-	srvA, err := New(Config{Addr: "127.0.0.1:0", Auth: ps.authenticator(), Broker: br, SweepEvery: 50 * time.Millisecond})
+	srvA, err := New(Config{Addr: "127.0.0.1:0", Token: testToken, Broker: br, SweepEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	consoles.Store(srvA, ps)
 	if err := srvA.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}
