@@ -86,8 +86,15 @@ func TestSpecialFilesRefused(t *testing.T) {
 		out := p
 		tests = append(tests, tc{"batch --out " + kind, []string{"batch", "memberdesk.savings_balance", "--inputs", rows, "--out", out, "--sessions", "0"}, out})
 	}
-	for kind, p := range specialFiles(t, dir, "token") {
-		tests = append(tests, tc{"console --token-file " + kind, []string{"console", "--token-file", p, "--addr", "127.0.0.1:0"}, p})
+	pemFile := filepath.Join(dir, "console.pem")
+	if err := os.WriteFile(pemFile, []byte("not read past the special file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for kind, p := range specialFiles(t, dir, "console-cert.pem") {
+		tests = append(tests, tc{"console --tls-cert " + kind, []string{"console", "--tls-cert", p, "--tls-key", pemFile, "--addr", "127.0.0.1:0"}, p})
+	}
+	for kind, p := range specialFiles(t, dir, "console-key.pem") {
+		tests = append(tests, tc{"console --tls-key " + kind, []string{"console", "--tls-cert", pemFile, "--tls-key", p, "--addr", "127.0.0.1:0"}, p})
 	}
 	for kind, p := range specialFiles(t, dir, "cassette.json") {
 		tests = append(tests, tc{"discover --cassette " + kind, []string{"discover", "--goal", "look up a member",

@@ -4,9 +4,15 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -38,36 +44,69 @@ func (s *Server) routes() {
 }
 
 func (s *Server) index(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if si, ok := s.signedIn(r, false); ok {
-		_ = pages.ExecuteTemplate(w, "app.html", map[string]string{"CSRF": si.csrf, "Operator": si.operator})
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = pages.ExecuteTemplate(w, "app.html", map[string]string{"CSRF": si.csrf, "Operator": si.who.Name, "Role": si.who.Role})
 		return
 	}
-	pre := randHex(16)
-	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: pre, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	_ = pages.ExecuteTemplate(w, "signin.html", map[string]any{"CSRF": pre, "Failed": r.URL.Query().Has("failed")})
+	s.signinPage(w, http.StatusOK, "")
 }
 
-// signin checks the form's CSRF token against its cookie and the sign-in
-// token, and gives the browser a session with its own CSRF token.
+// signinPage serves the sign-in form with a fresh form CSRF token (double
+// submit: a cookie and a hidden field) and, when refused, why.
+func (s *Server) signinPage(w http.ResponseWriter, code int, refused string) {
+	pre := randHex(16)
+	http.SetCookie(w, s.cookie(preCookie, pre))
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_ = pages.ExecuteTemplate(w, "signin.html", map[string]any{"CSRF": pre, "Refused": refused})
+}
+
+func (s *Server) cookie(name, value string) *http.Cookie {
+	return &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: s.cfg.TLS != nil, SameSite: http.SameSiteStrictMode}
+}
+
+// signin answers a sign-in try: within the remote address's limit, with
+// the form's CSRF token matching its cookie, the principal token is
+// checked by the Authenticator, and the browser gets a session of that
+// principal with its own CSRF token. Nothing in the answer says whether a
+// refused token names an existing principal, except that a locked one says
+// until when.
 func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if ok, retry := s.limit.allow(r.RemoteAddr); !ok {
+		secs := int(math.Ceil(retry.Seconds()))
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		s.cfg.Logger.WarnContext(ctx, "console sign-in rate limited", slog.String("remote", r.RemoteAddr))
+		http.Error(w, fmt.Sprintf("too many sign-in tries from this address: try again in %d s", secs), http.StatusTooManyRequests)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	pre, err := r.Cookie(preCookie)
 	if err != nil || r.PostFormValue("csrf") == "" || !equal(r.PostFormValue("csrf"), pre.Value) {
 		http.Error(w, "missing or wrong CSRF token", http.StatusForbidden)
 		return
 	}
-	op := r.PostFormValue("operator")
-	if !equal(r.PostFormValue("token"), s.cfg.Token) || !validOperator(op) {
-		s.cfg.Logger.WarnContext(r.Context(), "console sign-in refused", "operator_valid", validOperator(op))
-		http.Redirect(w, r, "/?failed", http.StatusSeeOther)
+	who, err := s.cfg.Auth.Authenticate(ctx, strings.TrimSpace(r.PostFormValue("token")))
+	if err == nil && !validName(who.Name) {
+		err = fmt.Errorf("console: principal name %q cannot sign in", who.Name)
+	}
+	if err != nil {
+		msg := "Sign-in refused."
+		var locked *LockedError
+		if errors.As(err, &locked) {
+			msg = "Sign-in refused: locked until " + locked.Until.UTC().Format("2006-01-02 15:04:05 UTC") + " after repeated wrong tokens."
+		}
+		s.cfg.Logger.WarnContext(ctx, "console sign-in refused", slog.String("remote", r.RemoteAddr), slog.Bool("locked", locked != nil))
+		s.signinPage(w, http.StatusUnauthorized, msg)
 		return
 	}
 	id := randHex(24)
 	s.mu.Lock()
-	s.sessions[id] = &signin{operator: op, csrf: randHex(24)}
+	s.sessions[id] = &signin{who: who, csrf: randHex(24), expires: s.cfg.Now().Add(s.cfg.SessionTTL)}
 	s.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-	s.cfg.Logger.InfoContext(r.Context(), "operator signed in", "operator", op)
+	http.SetCookie(w, s.cookie(sessionCookie, id))
+	s.cfg.Logger.InfoContext(ctx, "operator signed in", slog.String("principal", who.Name), slog.String("role", who.Role))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -138,9 +177,17 @@ func (s *Server) leaseOp(w http.ResponseWriter, r *http.Request, do func(ctx con
 	writeJSON(w, http.StatusOK, st)
 }
 
+// claim gives the paused session to the principal. A session the same
+// principal already holds (a closed tab, a second browser of theirs) is
+// picked up at its epoch and its hold renewed, instead of being refused
+// until the hold lapses.
 func (s *Server) claim(w http.ResponseWriter, r *http.Request, op string) {
 	s.leaseOp(w, r, func(ctx context.Context, q leaseReq) (hitl.Status, error) {
-		return s.cfg.Broker.Claim(ctx, q.Session, op)
+		st, err := s.cfg.Broker.Claim(ctx, q.Session, op)
+		if errors.Is(err, hitl.ErrConflict) && st.State == hitl.StateHumanControl && st.Holder == hitl.HumanPrefix+op {
+			return s.cfg.Broker.Renew(ctx, q.Session, op, st.Epoch)
+		}
+		return st, err
 	})
 }
 

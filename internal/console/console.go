@@ -11,16 +11,23 @@
 // focused node), classified by that node's risk, authorized under the
 // HUMAN profile (an irreversible control needs the operator's explicit
 // confirmation in the page), dispatched by the runtime and recorded in the
-// run's evidence with actor human (DESIGN invariant 4). It never sends an
-// unmasked frame, never serves a foreign Origin, a request without its CSRF
-// token or an unsigned-in browser, and listens on loopback unless told
-// otherwise.
+// run's evidence with actor human and the principal's name (DESIGN
+// invariant 4). It never sends an unmasked frame, never serves a foreign
+// Origin, a request without its CSRF token or an unsigned-in browser, and
+// listens on loopback unless told otherwise (and then only over TLS).
+//
+// People sign in with their own principal token (cua users add): the name
+// the console shows, holds leases as and records is the principal's, never
+// typed. Sign-in tries are limited per remote address, and the directory
+// behind the [Authenticator] locks a principal after repeated wrong
+// secrets.
 package console
 
 import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -40,17 +47,64 @@ const DefaultAddr = "127.0.0.1:8812"
 // Config configures a Server.
 type Config struct {
 	// Addr is the listen address; DefaultAddr when empty. A non-loopback
-	// address needs AllowRemote.
+	// address needs AllowRemote and TLS.
 	Addr        string
 	AllowRemote bool
-	// Token is the sign-in token operators type; required, 16 characters
-	// or more.
-	Token  string
+	// TLS, when set, is the certificate the console serves HTTPS with.
+	TLS *tls.Certificate
+	// Auth checks the principal tokens people sign in with; required.
+	Auth   Authenticator
 	Broker *hitl.Broker
 	Logger *slog.Logger
 	// SweepEvery is how often abandoned holds are expired; 1s when 0.
 	SweepEvery time.Duration
+	// SignInLimit sign-in tries are answered per remote address in any
+	// SignInWindow; more get 429 with Retry-After. 10 a minute when 0.
+	SignInLimit  int
+	SignInWindow time.Duration
+	// SessionTTL is how long a signed-in browser stays signed in; 12 hours
+	// when 0.
+	SessionTTL time.Duration
+	// Now is the clock of the sign-in limit and of sessions; time.Now when
+	// nil.
+	Now func() time.Time
 }
+
+// Identity is a signed-in person as the console knows them: a verified
+// principal's name and role.
+type Identity struct {
+	Name string
+	Role string
+}
+
+// Authenticator checks a principal's sign-in token (interfaces are declared
+// where consumed: the composition root adapts the principal directory). An
+// error refuses the sign-in; a *LockedError says the principal is locked.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (Identity, error)
+}
+
+// AuthFunc adapts a function to an Authenticator.
+type AuthFunc func(ctx context.Context, token string) (Identity, error)
+
+// Authenticate calls f.
+func (f AuthFunc) Authenticate(ctx context.Context, token string) (Identity, error) {
+	return f(ctx, token)
+}
+
+// LockedError is an Authenticator's refusal of a principal locked after
+// repeated wrong secrets: even its right token is refused until Until.
+type LockedError struct {
+	Until time.Time
+	Err   error
+}
+
+func (e *LockedError) Error() string {
+	return "locked until " + e.Until.UTC().Format(time.RFC3339)
+}
+
+// Unwrap returns the directory's own error.
+func (e *LockedError) Unwrap() error { return e.Err }
 
 // Server is the console. Open binds it, Close stops it; it is safe for
 // concurrent use.
@@ -62,15 +116,18 @@ type Server struct {
 	stop context.CancelFunc
 	done chan struct{}
 
+	limit *limiter
+
 	mu       sync.Mutex
 	live     map[string]*live
-	sessions map[string]*signin // cookie value → signed-in operator
+	sessions map[string]*signin // cookie value → signed-in principal
 }
 
 // signin is one signed-in browser.
 type signin struct {
-	operator string
-	csrf     string
+	who     Identity
+	csrf    string
+	expires time.Time
 }
 
 // New checks cfg and returns an unopened server.
@@ -81,10 +138,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Broker == nil {
 		return nil, errors.New("console: a broker is required")
 	}
-	if len(cfg.Token) < 16 {
-		return nil, errors.New("console: the sign-in token must be 16 characters or more")
+	if cfg.Auth == nil {
+		return nil, errors.New("console: an authenticator of principal tokens is required")
 	}
-	if err := CheckAddr(cfg.Addr, cfg.AllowRemote); err != nil {
+	if err := CheckAddr(cfg.Addr, cfg.AllowRemote, cfg.TLS != nil); err != nil {
 		return nil, err
 	}
 	if cfg.Logger == nil {
@@ -93,20 +150,39 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SweepEvery <= 0 {
 		cfg.SweepEvery = time.Second
 	}
-	s := &Server{cfg: cfg, live: map[string]*live{}, sessions: map[string]*signin{}}
+	if cfg.SignInLimit <= 0 {
+		cfg.SignInLimit = 10
+	}
+	if cfg.SignInWindow <= 0 {
+		cfg.SignInWindow = time.Minute
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 12 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{cfg: cfg, live: map[string]*live{}, sessions: map[string]*signin{},
+		limit: newLimiter(cfg.SignInLimit, cfg.SignInWindow, cfg.Now)}
 	s.routes()
 	return s, nil
 }
 
 // CheckAddr refuses an address that is not host:port, and a non-loopback
-// one unless allowRemote.
-func CheckAddr(addr string, allowRemote bool) error {
+// one unless allowRemote and served over TLS (withTLS).
+func CheckAddr(addr string, allowRemote, withTLS bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("console: addr %q: %w", addr, err)
 	}
-	if !allowRemote && !isLoopback(host) {
-		return fmt.Errorf("console: addr %q is not a loopback address (--allow-remote to serve it)", addr)
+	if isLoopback(host) {
+		return nil
+	}
+	if !allowRemote {
+		return fmt.Errorf("console: addr %q is not a loopback address (--allow-remote with --tls-cert and --tls-key to serve it)", addr)
+	}
+	if !withTLS {
+		return fmt.Errorf("console: addr %q is not a loopback address: serving it needs TLS (--tls-cert and --tls-key), tokens and sessions must not cross the network in the clear", addr)
 	}
 	return nil
 }
@@ -118,9 +194,6 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
-
-// NewToken returns a random sign-in token.
-func NewToken() string { return randHex(24) }
 
 func randHex(n int) string {
 	b := make([]byte, n)
@@ -137,8 +210,12 @@ func (s *Server) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("console: listen: %w", err)
 	}
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*s.cfg.TLS}, MinVersion: tls.VersionTLS12})
+	}
 	s.ln = ln
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug)}
 	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	s.stop, s.done = stop, make(chan struct{})
 	go func() { _ = s.srv.Serve(ln) }()
@@ -159,7 +236,14 @@ func (s *Server) Open(ctx context.Context) error {
 }
 
 // URL returns the console's base URL, once open.
-func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+func (s *Server) URL() string { return s.scheme() + "://" + s.ln.Addr().String() }
+
+func (s *Server) scheme() string {
+	if s.cfg.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
 
 // Close stops serving; parked runs keep waiting for their timeout.
 func (s *Server) Close() error {

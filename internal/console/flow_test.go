@@ -38,7 +38,8 @@ import (
 //
 // and the run succeeds reading the confirmation, with exactly one ledger
 // entry (the person's amount), the person's actions recorded with actor
-// human and the engine's with actor automation. It logs the console's
+// human and the principal's name (each operator signed in with their own
+// principal token) and the engine's with actor automation. It logs the console's
 // frames per second and its input-to-screen latency.
 func TestTakeoverTransfer(t *testing.T) {
 	ctx := t.Context()
@@ -158,7 +159,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	if len(ledger) != 1 || ledger[0].Amount != "30.00" {
 		t.Fatalf("ledger = %+v, want exactly one transfer of 30.00", ledger)
 	}
-	checkActors(t, filepath.Join(dataDir, "runs", runID, "events.jsonl"))
+	checkActors(t, filepath.Join(dataDir, "runs", runID, "events.jsonl"), opName(op, alice))
 }
 
 // race has both operators press Claim at once and returns the one that
@@ -388,9 +389,9 @@ func checkMasked(t *testing.T, o *operatorTab, lv *live) {
 }
 
 // checkActors: the person's dispatches are raw_input with actor human, the
-// engine's are automation, and both are present; each takeover recorded
-// the person's delta.
-func checkActors(t *testing.T, path string) {
+// engine's are automation, and both are present; every human event names
+// the principal who signed in; each takeover recorded the person's delta.
+func checkActors(t *testing.T, path, principal string) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -421,5 +422,6 @@ func checkActors(t *testing.T, path string) {
 	if n := strings.Count(string(data), `"type":"human_delta"`); n != 2 {
 		t.Errorf("%d human_delta events, want one per takeover (2)", n)
 	}
+	checkPrincipalEvents(t, path, principal, human)
 	var _ context.Context
 }

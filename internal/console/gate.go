@@ -67,7 +67,7 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 		return false
 	}
 	u, err := url.Parse(o)
-	if err != nil || u.Scheme != "http" {
+	if err != nil || u.Scheme != s.scheme() {
 		return false
 	}
 	return u.Host == r.Host
@@ -82,6 +82,10 @@ func (s *Server) signedIn(r *http.Request, needCSRF bool) (*signin, bool) {
 	}
 	s.mu.Lock()
 	si, ok := s.sessions[c.Value]
+	if ok && !s.cfg.Now().Before(si.expires) {
+		delete(s.sessions, c.Value)
+		ok = false
+	}
 	s.mu.Unlock()
 	if !ok {
 		return nil, false
@@ -98,7 +102,8 @@ func (s *Server) signedIn(r *http.Request, needCSRF bool) (*signin, bool) {
 	return si, true
 }
 
-// guarded wraps a state-changing API handler: signed in, CSRF checked.
+// guarded wraps a state-changing API handler: signed in, CSRF checked; op
+// is the signed-in principal's name.
 func (s *Server) guarded(h func(w http.ResponseWriter, r *http.Request, op string)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		si, ok := s.signedIn(r, true)
@@ -106,7 +111,7 @@ func (s *Server) guarded(h func(w http.ResponseWriter, r *http.Request, op strin
 			http.Error(w, "sign in, and send the CSRF token", http.StatusForbidden)
 			return
 		}
-		h(w, r, si.operator)
+		h(w, r, si.who.Name)
 	}
 }
 
@@ -129,11 +134,15 @@ func errStatus(err error) int {
 	return http.StatusInternalServerError
 }
 
-func validOperator(name string) bool {
-	if name == "" || len(name) > 40 {
+// validName reports whether an authenticated principal's name is one the
+// console may hold a lease as and show (defence in depth: the directory
+// already refuses any other): lower-case letters, digits, '.' and '-',
+// starting with a letter, at most 40.
+func validName(name string) bool {
+	if name == "" || len(name) > 40 || name[0] < 'a' || name[0] > 'z' {
 		return false
 	}
 	return strings.IndexFunc(name, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.')
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '.')
 	}) < 0
 }

@@ -2,9 +2,19 @@ package console
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -12,22 +22,98 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/cuahq/cua/internal/hitl"
 	"github.com/cuahq/cua/internal/hitl/hitlstore"
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/sqlite"
 )
 
-const testToken = "test-token-0123456789abcdef"
+// principals is the principal directory of one test database, and the
+// tokens of the principals the tests made in it (by name).
+type principals struct {
+	st     store.Store
+	dir    *principal.Directory
+	clock  *testClock
+	mu     sync.Mutex
+	tokens map[string]string
+}
 
-// openConsole opens a console over a broker on the SQLite file path.
+// directories holds each test database's principals, by file path: a
+// console restarted on the same file signs the same people in.
+var directories sync.Map // path → *principals
+
+// testClock is a clock a test moves forward.
+type testClock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+func (c *testClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.at = c.at.Add(d)
+	c.mu.Unlock()
+}
+
+// token returns name's token, adding name as an operator on first use.
+func (p *principals) token(t *testing.T, name string) string {
+	t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if tok, ok := p.tokens[name]; ok {
+		return tok
+	}
+	tok, err := p.dir.Add(t.Context(), principal.Principal{Name: "test@host"}, name, principal.Operator)
+	if err != nil {
+		t.Fatalf("add principal %s: %v", name, err)
+	}
+	p.tokens[name] = tok
+	return tok
+}
+
+// authenticator adapts the directory as internal/cmd/console does: a
+// locked principal's error says until when, read from the store.
+func (p *principals) authenticator() Authenticator {
+	return AuthFunc(func(ctx context.Context, token string) (Identity, error) {
+		who, err := p.dir.Authenticate(ctx, token)
+		if errors.Is(err, principal.ErrLocked) {
+			name, _ := principal.ParseToken(token)
+			rec, gerr := p.st.GetPrincipal(ctx, name)
+			if gerr != nil {
+				return Identity{}, errors.Join(err, gerr)
+			}
+			return Identity{}, &LockedError{Until: rec.LockedUntil, Err: err}
+		}
+		if err != nil {
+			return Identity{}, err
+		}
+		return Identity{Name: who.Name, Role: string(who.Role)}, nil
+	})
+}
+
+// openConsole opens a console over a broker on the SQLite file path,
+// signing in the principals of that file.
 func openConsole(t *testing.T, path string) (*Server, *sqlite.DB) {
+	t.Helper()
+	return openConsoleWith(t, path, nil)
+}
+
+// openConsoleWith is openConsole with edit changing the config first.
+func openConsoleWith(t *testing.T, path string, edit func(*Config)) (*Server, *sqlite.DB) {
 	t.Helper()
 	db, err := sqlite.Open(t.Context(), path, store.Config{})
 	if err != nil {
@@ -41,8 +127,13 @@ func openConsole(t *testing.T, path string) (*Server, *sqlite.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Config{Addr: "127.0.0.1:0", Token: testToken, Broker: br,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))})
+	ps := principalsAt(path, db)
+	cfg := Config{Addr: "127.0.0.1:0", Auth: ps.authenticator(), Broker: br,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +141,35 @@ func openConsole(t *testing.T, path string) (*Server, *sqlite.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
+	consoles.Store(srv, ps)
 	return srv, db
+}
+
+// principalsAt returns the principals of the database at path (db open on
+// it), with a directory over db on a clock of the test's.
+func principalsAt(path string, db store.Store) *principals {
+	clock := &testClock{at: time.Now()}
+	ps, _ := directories.LoadOrStore(path, &principals{st: db, dir: principal.NewDirectory(db, clock.now), clock: clock, tokens: map[string]string{}})
+	return ps.(*principals)
+}
+
+// consoles maps each test console to its file's principals.
+var consoles sync.Map // *Server → *principals
+
+func principalsOf(t *testing.T, srv *Server) *principals {
+	t.Helper()
+	ps, ok := consoles.Load(srv)
+	if !ok {
+		t.Fatal("a console the tests did not open")
+	}
+	return ps.(*principals)
+}
+
+// tokenOf returns the token of principal name in srv's database, making
+// name an operator on first use.
+func tokenOf(t *testing.T, srv *Server, name string) string {
+	t.Helper()
+	return principalsOf(t, srv).token(t, name)
 }
 
 // client is a signed-in operator's HTTP client with its CSRF token.
@@ -58,21 +177,40 @@ type client struct {
 	srv  *Server
 	http *http.Client
 	csrf string
+	last *http.Response // the last sign-in answer (its body read)
 }
 
 var csrfMeta = regexp.MustCompile(`<meta name="csrf" content="([0-9a-f]+)">`)
 var preField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
-func signIn(t *testing.T, srv *Server, operator string) *client {
+// signIn signs the principal name in with its own token (made on first
+// use) in a browser of its own.
+func signIn(t *testing.T, srv *Server, name string) *client {
+	t.Helper()
+	c, code, page := trySignIn(t, srv, tokenOf(t, srv, name))
+	m := csrfMeta.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("sign-in as %s failed: %d\n%s", name, code, page)
+	}
+	if !strings.Contains(page, `<meta name="operator" content="`+name+`">`) {
+		t.Fatalf("signed in as %s, the page names someone else:\n%s", name, page)
+	}
+	c.csrf = m[1]
+	return c
+}
+
+// trySignIn posts token to the sign-in form from a new browser and returns
+// it with the status and page the browser ends on.
+func trySignIn(t *testing.T, srv *Server, token string) (*client, int, string) {
 	t.Helper()
 	jar, _ := cookiejar.New(nil)
-	c := &client{srv: srv, http: &http.Client{Jar: jar}}
+	c := &client{srv: srv, http: srv.testClient(jar)}
 	body := c.get(t, "/")
 	m := preField.FindStringSubmatch(body)
 	if m == nil {
 		t.Fatalf("sign-in page has no CSRF field:\n%s", body)
 	}
-	form := url.Values{"csrf": {m[1]}, "operator": {operator}, "token": {testToken}}
+	form := url.Values{"csrf": {m[1]}, "token": {token}}
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL()+"/signin", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", srv.URL())
@@ -82,10 +220,19 @@ func signIn(t *testing.T, srv *Server, operator string) *client {
 	}
 	page, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	if m = csrfMeta.FindStringSubmatch(string(page)); m == nil {
-		t.Fatalf("sign-in as %s failed: %d\n%s", operator, res.StatusCode, page)
+	c.last = res
+	return c, res.StatusCode, string(page)
+}
+
+// testClient is an HTTP client of the console (trusting its own
+// certificate when it serves TLS).
+func (s *Server) testClient(jar http.CookieJar) *http.Client {
+	c := &http.Client{Jar: jar}
+	if s.cfg.TLS != nil {
+		pool := x509.NewCertPool()
+		pool.AddCert(s.cfg.TLS.Leaf)
+		c.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
 	}
-	c.csrf = m[1]
 	return c
 }
 
@@ -196,7 +343,7 @@ func TestGateRefuses(t *testing.T) {
 	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") {
 		t.Errorf("CSP = %q", csp)
 	}
-	if code, _ := stranger.post(t, "/signin", own, "", "token="+testToken); code != http.StatusForbidden {
+	if code, _ := stranger.post(t, "/signin", own, "", "token="+tokenOf(t, srv, "alice")); code != http.StatusForbidden {
 		t.Errorf("sign-in without its CSRF token: %d, want 403", code)
 	}
 	req, _ := http.NewRequest(http.MethodGet, own+"/", nil)
@@ -206,23 +353,66 @@ func TestGateRefuses(t *testing.T) {
 	}
 }
 
-// TestNewRefusesRemote: a non-loopback address needs AllowRemote; a short
-// token is refused.
+// TestNewRefusesRemote: a non-loopback address needs AllowRemote and TLS,
+// refused before anything opens with the flags named; a console needs an
+// authenticator.
 func TestNewRefusesRemote(t *testing.T) {
 	t.Parallel()
 	br, _ := hitl.NewBroker(hitl.BrokerConfig{Queue: hitlstore.New(nil), Redact: func(s string) string { return s }, NewID: func() string { return "x" }})
+	auth := AuthFunc(func(context.Context, string) (Identity, error) { return Identity{}, errors.New("no") })
+	cert := selfSigned(t)
 	for _, tt := range []struct {
 		cfg  Config
 		want string
 	}{
-		{Config{Addr: "0.0.0.0:8812", Token: testToken, Broker: br}, "not a loopback"},
-		{Config{Addr: "127.0.0.1:0", Token: "short", Broker: br}, "16 characters"},
+		{Config{Addr: "0.0.0.0:8812", Auth: auth, Broker: br}, "--allow-remote"},
+		{Config{Addr: "0.0.0.0:8812", AllowRemote: true, Auth: auth, Broker: br}, "--tls-cert and --tls-key"},
+		{Config{Addr: "192.0.2.1:8812", AllowRemote: true, Auth: auth, Broker: br}, "needs TLS"},
+		{Config{Addr: "127.0.0.1:0", Broker: br}, "authenticator"},
 	} {
 		if _, err := New(tt.cfg); err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("New(%+v) = %v, want %q", tt.cfg.Addr, err, tt.want)
+			t.Errorf("New(%s, remote %v) = %v, want %q", tt.cfg.Addr, tt.cfg.AllowRemote, err, tt.want)
 		}
 	}
-	if _, err := New(Config{Addr: "0.0.0.0:0", AllowRemote: true, Token: testToken, Broker: br}); err != nil {
-		t.Errorf("AllowRemote: %v", err)
+	if _, err := New(Config{Addr: "0.0.0.0:0", AllowRemote: true, TLS: cert, Auth: auth, Broker: br}); err != nil {
+		t.Errorf("AllowRemote with TLS: %v", err)
 	}
+}
+
+// selfSigned returns a certificate for 127.0.0.1 and localhost, written
+// as PEM files and read back by LoadTLS.
+func selfSigned(t *testing.T) *tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "cua console test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{"localhost"},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadTLS(keyFile, certFile); err == nil {
+		t.Fatal("LoadTLS took the key for the certificate")
+	}
+	cert, err := LoadTLS(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
 }

@@ -2,11 +2,11 @@ package console
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/cuahq/cua/internal/fsx"
@@ -17,9 +17,12 @@ import (
 type Options struct {
 	Addr        string
 	AllowRemote bool
-	// TokenFile holds the sign-in token; empty generates one, printed at
-	// start.
-	TokenFile string
+	// TLS, when set, serves HTTPS (LoadTLS reads it); a non-loopback Addr
+	// needs it.
+	TLS *tls.Certificate
+	// Auth checks the principal tokens people sign in with (the principal
+	// directory over the command's store).
+	Auth Authenticator
 	// Queue persists the intervention queue (hitl/hitlstore over the
 	// command's store).
 	Queue hitl.Queue
@@ -29,46 +32,46 @@ type Options struct {
 	Logger  *slog.Logger
 }
 
-// ReadToken reads a sign-in token from a file: its first line, at least 16
-// characters.
-func ReadToken(path string) (string, error) {
-	b, err := fsx.ReadFile(path, fsx.MaxToken)
+// maxPEM bounds a TLS certificate chain or key file.
+const maxPEM = 1 << 20
+
+// LoadTLS reads a PEM certificate (chain) and its private key, each a
+// regular file read through fsx, and checks they form a pair. Errors name
+// the flag and the file.
+func LoadTLS(certFile, keyFile string) (*tls.Certificate, error) {
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("console: --tls-cert and --tls-key go together: give both")
+	}
+	certPEM, err := fsx.ReadFile(certFile, maxPEM)
 	if err != nil {
-		return "", fmt.Errorf("token file: %w", err)
+		return nil, fmt.Errorf("--tls-cert: %w", err)
 	}
-	tok, _, _ := strings.Cut(string(b), "\n")
-	tok = strings.TrimSpace(tok)
-	if len(tok) < 16 {
-		return "", errors.New("token file: the token must be 16 characters or more")
+	keyPEM, err := fsx.ReadFile(keyFile, maxPEM)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-key: %w", err)
 	}
-	return tok, nil
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %w", certFile, keyFile, err)
+	}
+	return &cert, nil
 }
 
-// Start opens a console with its broker and writes where it listens and,
-// for a generated token, the token to w. Close it when done.
+// Start opens a console with its broker and writes where it listens to w.
+// Close it when done.
 func Start(ctx context.Context, o Options, w io.Writer) (*Server, error) {
-	tok := NewToken()
-	if o.TokenFile != "" {
-		var err error
-		if tok, err = ReadToken(o.TokenFile); err != nil {
-			return nil, err
-		}
-	}
 	br, err := hitl.NewBroker(hitl.BrokerConfig{Queue: o.Queue, Redact: o.Redact, HoldTTL: o.HoldTTL, Logger: o.Logger,
 		NewID: func() string { return "w" + time.Now().UTC().Format("20060102T150405") + "-" + randHex(4) }})
 	if err != nil {
 		return nil, err
 	}
-	srv, err := New(Config{Addr: o.Addr, AllowRemote: o.AllowRemote, Token: tok, Broker: br, Logger: o.Logger})
+	srv, err := New(Config{Addr: o.Addr, AllowRemote: o.AllowRemote, TLS: o.TLS, Auth: o.Auth, Broker: br, Logger: o.Logger})
 	if err != nil {
 		return nil, err
 	}
 	if err := srv.Open(ctx); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "console: %s/\n", srv.URL())
-	if o.TokenFile == "" {
-		fmt.Fprintf(w, "console: sign-in token %s\n", tok)
-	}
+	fmt.Fprintf(w, "console: %s/ (sign in with a principal token: cua users add NAME --role operator)\n", srv.URL())
 	return srv, nil
 }

@@ -152,7 +152,7 @@ func (lv *live) act(ctx context.Context, operator string, in Input) (Outcome, er
 	}
 	if lv.human == nil || lv.human.Holder() != holder || lv.human.Epoch() != in.Epoch {
 		d, err := runtime.New(runtime.Config{Surface: lv.p.Surface, Policy: lv.policy, Lease: lv.p.Run.Lease, Holder: holder,
-			Redactor: lv.p.Run.Redactor, Events: events(lv.p.Run), Now: lv.p.Run.Now, Logger: lv.p.Run.Logger,
+			Redactor: lv.p.Run.Redactor, Events: events(lv.p.Run, operator), Now: lv.p.Run.Now, Logger: lv.p.Run.Logger,
 			Actor: domain.ActorHuman, SecretLog: lv.p.Run.SecretLog})
 		if err != nil {
 			return Outcome{Error: err.Error()}, fmt.Errorf("%w: %v", errRefused, err)
@@ -185,11 +185,13 @@ func (lv *live) act(ctx context.Context, operator string, in Input) (Outcome, er
 	return out, nil
 }
 
-func events(r *runtime.Run) runtime.EventSink {
+// events is the run's evidence as the principal's dispatcher writes it:
+// every event names the principal (see byPrincipal).
+func events(r *runtime.Run, principal string) runtime.EventSink {
 	if r.Evidence == nil {
 		return nil
 	}
-	return r.Evidence
+	return byPrincipal{sink: r.Evidence, principal: principal}
 }
 
 // gesture builds the raw_input action of in and finds its node: for a

@@ -33,10 +33,12 @@ func TestAbandonedClaimAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srvA, err := New(Config{Addr: "127.0.0.1:0", Token: testToken, Broker: br, SweepEvery: 50 * time.Millisecond})
+	ps := principalsAt(path, db)
+	srvA, err := New(Config{Addr: "127.0.0.1:0", Auth: ps.authenticator(), Broker: br, SweepEvery: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
+	consoles.Store(srvA, ps)
 	if err := srvA.Open(t.Context()); err != nil {
 		t.Fatal(err)
 	}

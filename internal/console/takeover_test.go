@@ -160,10 +160,12 @@ func openTab(t *testing.T, srv *Server, operator string) *operatorTab {
 	tab := &operatorTab{t: t, ctx: ctx, srv: srv}
 	tab.do("sign in",
 		chromedp.Navigate(srv.URL()+"/"),
-		chromedp.SendKeys(chromedp.ID("operator"), operator),
-		chromedp.SendKeys(chromedp.ID("token"), testToken),
+		chromedp.SendKeys(chromedp.ID("token"), tokenOf(t, srv, operator)),
 		chromedp.Click(chromedp.ID("signin-button")),
 		chromedp.WaitVisible(chromedp.ID("sessions")))
+	if me := evalIn[string](tab, "who", `document.getElementById('me').textContent`); me != operator {
+		t.Fatalf("signed in with %s's token, the page names %q", operator, me)
+	}
 	return tab
 }
 

@@ -152,7 +152,8 @@ type env struct {
 
 // Run starts MemberDesk on 127.0.0.1 and one Chromium, runs every stage
 // and then, with a Discoverer, the discovery stages, and last verifies
-// every run it made (evidence.Verify: each must be share_ready), and
+// every run it made (evidence.VerifyDeployment, with the deployment key
+// when there is one: each must be share_ready), and
 // reports each result. The error is for a demo that could not start (a missing
 // capability, no browser); a stage that misbehaves is a failed [Result].
 func Run(ctx context.Context, cfg Config) (*Report, error) {

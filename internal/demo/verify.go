@@ -35,11 +35,12 @@ func runDirs(dataDir string) (map[string]bool, error) {
 	return out, nil
 }
 
-// verifyStage is the last stage: evidence.Verify on every run directory
-// the demo made (those under <data-dir>/runs that were not there before
-// it started), with the demo's secrets as canaries. It passes only when
-// every one is share_ready, and its detail says where to open the run
-// library.
+// verifyStage is the last stage: evidence.VerifyDeployment on every run
+// directory the demo made (those under <data-dir>/runs that were not
+// there before it started), with the demo's secrets as canaries and, when
+// the deployment has a signing key, that key: each bundle's signature
+// must verify with it. It passes only when every one is share_ready, and
+// its detail says where to open the run library.
 func (e *env) verifyStage(before map[string]bool) *Result {
 	r := &Result{Stage: Stage{Name: "every run verifies share_ready", WantDispatches: -1}}
 	now, err := runDirs(e.cfg.DataDir)
@@ -57,9 +58,13 @@ func (e *env) verifyStage(before map[string]bool) *Result {
 		return r.fail("the demo made no run under %s", filepath.Join(e.cfg.DataDir, "runs"))
 	}
 	canaries := []string{Operator, Password}
+	key, err := evidence.DeploymentKey(e.cfg.DataDir)
+	if err != nil {
+		return r.fail("%v", err)
+	}
 	var bad []string
 	for _, id := range made {
-		rep := evidence.Verify(filepath.Join(e.cfg.DataDir, "runs", id), canaries)
+		rep := evidence.VerifyDeployment(filepath.Join(e.cfg.DataDir, "runs", id), key, canaries)
 		if !rep.ShareReady {
 			bad = append(bad, fmt.Sprintf("%s: %s", id, strings.Join(rep.Reasons, "; ")))
 		}
@@ -68,7 +73,11 @@ func (e *env) verifyStage(before map[string]bool) *Result {
 		return r.fail("%d of %d runs are not share_ready: %s", len(bad), len(made), strings.Join(bad, " | "))
 	}
 	r.Pass = true
-	r.Detail = fmt.Sprintf("%d of %d runs share_ready (chain, manifest, secret and path scans); open the run library: %s, then %s",
-		len(made), len(made), ObserveCommand(e.cfg.DataDir), ObserveURL)
+	checks := "chain, manifest, secret and path scans"
+	if key != nil {
+		checks = "signature, " + checks
+	}
+	r.Detail = fmt.Sprintf("%d of %d runs share_ready (%s); open the run library: %s, then %s",
+		len(made), len(made), checks, ObserveCommand(e.cfg.DataDir), ObserveURL)
 	return r
 }

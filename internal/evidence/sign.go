@@ -332,3 +332,28 @@ func runStartedData(dir string) (map[string]any, bool) {
 	}
 	return nil, false
 }
+
+// DeploymentKey is the public half of the key runs under dataDir sign
+// with (signkey.Load: CUA_SIGNING_KEY as taken, else dataDir's key file),
+// the key a verifier that serves or judges the deployment's bundles
+// trusts; nil with no error when no key is configured. A key that is
+// configured but unusable is an error.
+func DeploymentKey(dataDir string) (ed25519.PublicKey, error) {
+	k, _, err := signkey.Load(dataDir)
+	if errors.Is(err, signkey.ErrNoKey) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("evidence: deployment key: %w", err)
+	}
+	return k.Public().(ed25519.PublicKey), nil
+}
+
+// VerifyDeployment verifies the bundle in dir the way a front end that
+// serves the deployment's runs must: with the deployment's public key
+// (nil: none is configured), a bundle must carry a signature that
+// verifies with it (an unsigned or forged bundle is not share_ready);
+// with none, VerifyDeployment is Verify.
+func VerifyDeployment(dir string, key ed25519.PublicKey, canaries []string) Report {
+	return VerifyWith(dir, VerifyOptions{Canaries: canaries, Key: key, RequireSignature: key != nil})
+}

@@ -9,7 +9,8 @@
 // It owns the fail-closed exposure matrix (ValidateExposure): loopback by
 // default; exposure beyond the machine only through a public origin that is
 // either secured by the operator's edge or limited to runs that pass
-// evidence.Verify (share_ready), re-verified whenever a file of the run
+// evidence.VerifyDeployment (share_ready, and signed by the deployment key
+// when one is configured), re-verified whenever a file of the run
 // changes. Every refused combination has its own code and is refused before
 // anything binds.
 //

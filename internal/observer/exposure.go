@@ -22,7 +22,7 @@ const (
 	// operator secures; every run is served unless Safe.
 	ModeExposed Mode = "exposed"
 	// ModeShareSafeOpen: reachable through a public origin with no edge
-	// auth; only runs that pass evidence.Verify are served.
+	// auth; only runs that pass evidence.VerifyDeployment are served.
 	ModeShareSafeOpen Mode = "share-safe-open"
 )
 
@@ -54,7 +54,8 @@ type Exposure struct {
 	// EdgeAuth says the operator secures PublicURL at its edge (an access
 	// proxy, a tailnet, a reverse proxy with auth they own).
 	EdgeAuth bool
-	// Safe serves only runs that pass evidence.Verify.
+	// Safe serves only runs that pass evidence.VerifyDeployment (signed by
+	// the deployment key when one is configured).
 	Safe bool
 }
 

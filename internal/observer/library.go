@@ -2,6 +2,7 @@ package observer
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -36,7 +37,8 @@ const maxFile = 32 << 20
 // callers must not tell them apart.
 var errNotServed = errors.New("observer: run not served")
 
-// verifyFunc is evidence.Verify's shape.
+// verifyFunc is evidence.Verify's shape (evidence.VerifyDeployment with
+// the library's key).
 type verifyFunc func(dir string, canaries []string) evidence.Report
 
 // LibraryOptions configures a Library.
@@ -46,7 +48,8 @@ type LibraryOptions struct {
 	// Only, when set, is the one run served (`cua observe RUN`); every
 	// other run is not served.
 	Only string
-	// Safe serves only runs whose bundle passes evidence.Verify.
+	// Safe serves only runs whose bundle passes evidence.VerifyDeployment:
+	// with a deployment key, only bundles whose signature verifies with it.
 	Safe bool
 	// Canaries are secret values to look for: Verify's secret scan, and a
 	// last redaction pass over every text the observer renders.
@@ -55,6 +58,12 @@ type LibraryOptions struct {
 	// builds one like the bundle writer's: every pattern on, Canaries as
 	// literals.
 	Redactor *redact.Redactor
+	// Key is the public key a bundle's signature must verify with; nil
+	// loads the deployment's key (evidence.DeploymentKey) of DataDir,
+	// default the directory that holds RunsDir. With no key configured,
+	// bundles are checked unsigned (chain, manifest, scans only).
+	Key     ed25519.PublicKey
+	DataDir string
 }
 
 // Library reads run bundles for the observer. It never writes. Safe for
@@ -86,7 +95,21 @@ func NewLibrary(opts LibraryOptions) (*Library, error) {
 	if red == nil {
 		red = redact.New(redact.WithLiterals(opts.Canaries...))
 	}
-	return &Library{opts: opts, red: red, verify: evidence.Verify, cache: map[string]verified{}}, nil
+	key := opts.Key
+	if key == nil {
+		dataDir := opts.DataDir
+		if dataDir == "" {
+			dataDir = filepath.Dir(filepath.Clean(opts.RunsDir))
+		}
+		var err error
+		if key, err = evidence.DeploymentKey(dataDir); err != nil {
+			return nil, fmt.Errorf("observer: %w", err)
+		}
+	}
+	verify := func(dir string, canaries []string) evidence.Report {
+		return evidence.VerifyDeployment(dir, key, canaries)
+	}
+	return &Library{opts: opts, red: red, verify: verify, cache: map[string]verified{}}, nil
 }
 
 // bundleFile is one file of a run directory as listed.

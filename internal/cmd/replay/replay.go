@@ -38,7 +38,7 @@ type replayOptions struct {
 	Store                     launch.StoreOptions  // --db
 	Gate                      catalog.RunParams    // --unattended, --eval, --idempotency-key
 	Park                      bool                 // --park: park a NEEDS_HUMAN escalation in a console
-	ParkConsole               consolecmd.ParkFlags // --console, --allow-remote, --token-file
+	ParkConsole               consolecmd.ParkFlags // --console, --allow-remote, --tls-cert, --tls-key
 	lib                       replay.Library       // the catalog, for a capability resolved from it
 	cat                       *catalog.Catalog     // set when the run is indexed
 	st                        store.Store

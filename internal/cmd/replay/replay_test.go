@@ -66,7 +66,8 @@ func TestReplayFlags(t *testing.T) {
 		}},
 		{name: "desktop display without a bus", args: []string{mousepad, "--display", ":7"}, wantErr: "DBUS_SESSION_BUS_ADDRESS is unset"},
 		{name: "desktop display not X", args: []string{mousepad, "--display", "wayland-0"}, env: map[string]string{"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/bus"}, wantErr: `--display "wayland-0"`},
-		{name: "park console token file missing", args: []string{capFile, "--park", "--token-file", "/nonexistent"}, wantErr: "--token-file"},
+		{name: "park console certificate missing", args: []string{capFile, "--park", "--tls-cert", "/nonexistent", "--tls-key", "/nonexistent"}, wantErr: "--tls-cert"},
+		{name: "park console remote without TLS", args: []string{capFile, "--park", "--console", "0.0.0.0:8812", "--allow-remote"}, wantErr: "--tls-cert and --tls-key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,7 +59,7 @@
     $('watch').hidden = false; $('watch-id').textContent = id;
     if (ws) { ws.close(); }
     const u = new URL('/ws', location.href);
-    u.protocol = 'ws:'; u.searchParams.set('session', id); u.searchParams.set('csrf', csrf);
+    u.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:'; u.searchParams.set('session', id); u.searchParams.set('csrf', csrf);
     ws = new WebSocket(u);
     ws.binaryType = 'blob';
     ws.onmessage = (ev) => {
