@@ -189,3 +189,50 @@ func TestSignInWithPrincipal(t *testing.T) {
 		t.Errorf("alice's cookie: %d %.200s", rec.Code, rec.Body)
 	}
 }
+
+// TestTLSHosts: behind TLS the API answers the certificate's names with
+// the listener's port, takes only https origins, and its sign-in cookie
+// is Secure.
+func TestTLSHosts(t *testing.T) {
+	t.Parallel()
+	q, h := newAPI(t, t.TempDir(), jobs.Config{})
+	ui, err := q.UI(t.Context(), api.RiverUIPrefix, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.MountRiverUI(ui)
+	h.TLS([]string{"cua.example", "10.0.0.5", "::1"})
+	tests := []struct {
+		host, origin string
+		status       int
+	}{
+		{"cua.example:8810", "", 200},
+		{"10.0.0.5:8810", "https://10.0.0.5:8810", 200},
+		{"[::1]:8810", "", 200},
+		{"127.0.0.1:8810", "https://127.0.0.1:8810", 200},
+		{"cua.example:8810", "http://cua.example:8810", 403},
+		{"cua.example:9999", "", 421},
+		{"evil.example:8810", "", 421},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest("GET", "/v1/runs", nil)
+		req.Host = tt.host
+		req.Header.Set("Authorization", "Bearer s3cret")
+		if tt.origin != "" {
+			req.Header.Set("Origin", tt.origin)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != tt.status {
+			t.Errorf("Host %s Origin %q: %d %s, want %d", tt.host, tt.origin, rec.Code, rec.Body, tt.status)
+		}
+	}
+	req := httptest.NewRequest("POST", "/signin", strings.NewReader("token=s3cret"))
+	req.Host = "cua.example:8810"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if c := rec.Result().Cookies(); rec.Code != http.StatusSeeOther || len(c) != 1 || !c[0].Secure {
+		t.Errorf("sign-in over TLS: %d, cookies %+v, want one Secure cookie", rec.Code, c)
+	}
+}
