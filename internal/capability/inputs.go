@@ -20,12 +20,17 @@ var (
 
 // CoerceInput checks raw against the input's type and constraints and
 // returns the typed value: string, int64, float64, bool, or for money and
-// date the canonical string ("1234.50", "2026-11-30"). Nothing is trimmed or
-// folded: a value padded with spaces or written with non-ASCII digits is
-// refused unless the spec's pattern accepts it.
+// date the canonical string ("1234.50", "2026-11-30"). The spec's
+// Transform shapes raw first (see [ShapeInput]); beyond it nothing is
+// trimmed or folded: a value padded with spaces or written with non-ASCII
+// digits is refused unless the spec's pattern accepts it.
 func CoerceInput(spec domain.InputSpec, raw string) (any, error) {
 	if !utf8.ValidString(raw) {
 		return nil, fmt.Errorf("not valid UTF-8")
+	}
+	raw, err := ShapeInput(spec, raw)
+	if err != nil {
+		return nil, err
 	}
 	n := utf8.RuneCountInString(raw)
 	if spec.MinLength != nil && n < *spec.MinLength {
@@ -104,6 +109,57 @@ func CoerceInput(spec domain.InputSpec, raw string) (any, error) {
 		return nil, fmt.Errorf("unknown type %q", spec.Type)
 	}
 	return v, nil
+}
+
+// ShapeInput applies spec's transforms to raw, in order: trim (white
+// space at both ends), upper, lower, digits_only (every character but the
+// ASCII digits removed), and format, whose template's '#'s take the
+// value's characters in turn (a value of another length is refused,
+// naming both lengths).
+func ShapeInput(spec domain.InputSpec, raw string) (string, error) {
+	for _, t := range spec.Transform {
+		switch t.Op {
+		case domain.InputTrim:
+			raw = strings.TrimSpace(raw)
+		case domain.InputUpper:
+			raw = strings.ToUpper(raw)
+		case domain.InputLower:
+			raw = strings.ToLower(raw)
+		case domain.InputDigitsOnly:
+			raw = strings.Map(func(r rune) rune {
+				if r >= '0' && r <= '9' {
+					return r
+				}
+				return -1
+			}, raw)
+		case domain.InputFormat:
+			out, err := formatInput(t.Format, raw)
+			if err != nil {
+				return "", err
+			}
+			raw = out
+		default:
+			return "", fmt.Errorf("unknown transform %q", t.Op)
+		}
+	}
+	return raw, nil
+}
+
+// formatInput writes value into template, one character per '#'.
+func formatInput(template, value string) (string, error) {
+	vs := []rune(value)
+	if n := strings.Count(template, "#"); n != len(vs) {
+		return "", fmt.Errorf("format %q takes %d characters, the value has %d", template, n, len(vs))
+	}
+	var b strings.Builder
+	i := 0
+	for _, r := range template {
+		if r == '#' {
+			r, i = vs[i], i+1
+		}
+		b.WriteRune(r)
+	}
+	return b.String(), nil
 }
 
 func bounds(spec domain.InputSpec, f float64) error {

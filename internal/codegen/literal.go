@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
@@ -92,6 +93,13 @@ func (g *gen) inputExpr(name string, quote bool) string {
 	e := "input(c, " + Str(name) + ")"
 	if spec.Sensitive {
 		e = "secret(" + Str(SecretEnv(name)) + ")"
+	}
+	if len(spec.Transform) > 0 {
+		steps, err := json.Marshal(spec.Transform)
+		if err != nil {
+			return g.fail("input %s: transform: %v", name, err)
+		}
+		e = "shape(" + e + ", " + string(steps) + ")"
 	}
 	if quote {
 		return "reEscape(" + e + ")"

@@ -296,6 +296,7 @@ func TestGeneratedSpecsRunGreen(t *testing.T) {
 		{file: "signon.spec.ts", l: loadExample(t, "corebank.auth.sign_on")},
 		{file: "quick.spec.ts", l: loadExample(t, "memberdesk.savings_balance_quick")},
 		{file: "hostile.spec.ts", l: mustLoad(t, "testdata/hostile.yaml")},
+		{file: "shaped.spec.ts", l: mustLoad(t, "testdata/shaped.yaml")},
 	} {
 		spec, err := codegen.Generate(tc.l, codegen.Options{Cases: tc.cases, FrameTitles: codegen.MemberDeskFrames, BrowserArgs: args, Library: lib})
 		if err != nil {

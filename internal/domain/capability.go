@@ -153,6 +153,11 @@ type InputSpec struct {
 	Enum        []string  `json:"enum,omitempty"`
 	Default     any       `json:"default,omitempty"`
 	Example     any       `json:"example,omitempty"`
+	// Transform shapes the caller's value, in order, before it is checked
+	// against the rest of the spec and bound: every use of the input (a
+	// typed value, a name, a predicate, an identity check) sees the shaped
+	// value.
+	Transform []InputTransform `json:"transform,omitempty"`
 }
 
 // OutputSpec declares one typed result.

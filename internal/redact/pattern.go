@@ -99,7 +99,7 @@ func (r *Redactor) scan(s string) []span {
 			sp, ok = at(s, i, floor, on)
 		case c == '=' || c == ':':
 			if on&bitSecret != 0 {
-				sp, ok = labelValue(s, i)
+				sp, ok = labelValue(s, i, r.isNotLabel)
 			}
 		}
 		if ok {
@@ -550,8 +550,9 @@ var (
 func isIdentByte(b byte) bool { return isWord(b) || b == '-' || b == '.' }
 
 // labelValue matches the value after a credential label ending just before
-// the '=' or ':' at i.
-func labelValue(s string, i int) (span, bool) {
+// the '=' or ':' at i, unless own says the label is one of cua's own
+// identifiers.
+func labelValue(s string, i int, own func(string) bool) (span, bool) {
 	j := i
 	for j > 0 && i-j < 3 && (s[j-1] == ' ' || s[j-1] == '\t') {
 		j--
@@ -570,7 +571,7 @@ func labelValue(s string, i int) (span, bool) {
 		return span{}, false
 	}
 	class := classifyLabel(s[j:e])
-	if class == labelNone {
+	if class == labelNone || own(s[j:e]) {
 		return span{}, false
 	}
 	v := i + 1

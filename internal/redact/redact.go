@@ -176,6 +176,9 @@ type Redactor struct {
 	folded   *matcher        // folded patterns (foldForms); immutable
 	frags    *fragmentIndex  // immutable; replaced on compilation
 	gen      atomic.Uint64   // bumped whenever the literals matched change
+	// notLabels are identifiers of cua's own that are never credential
+	// labels (NotLabels); replaced whole, never mutated.
+	notLabels atomic.Pointer[map[string]bool]
 	// pending holds what registration added since the automata were last
 	// compiled; the next redaction compiles it.
 	pending struct{ exact, folded, long []string }
@@ -200,6 +203,44 @@ func New(opts ...Option) *Redactor {
 	r.register(c.literals...)
 	r.compile()
 	return r
+}
+
+// ownFields are fields of cua's own records whose names end like a
+// credential label: their values are never secrets ("idempotency_key:
+// nightly-42" names a job key).
+var ownFields = []string{"idempotency_key", "IdempotencyKey"}
+
+// NotLabels names identifiers of cua's own, a capability's step ids and
+// outcome codes, that the credential-label pattern must never read as a
+// label: with the step id enter_password, "step enter_password: dispatch
+// type: timeout" keeps what follows the colon, where a page's
+// "password: hunter2" is still redacted. Names compare as written. The
+// fields of cua's own records (idempotency_key) are never labels either.
+func (r *Redactor) NotLabels(names ...string) {
+	for {
+		old := r.notLabels.Load()
+		next := map[string]bool{}
+		if old != nil {
+			for k := range *old {
+				next[k] = true
+			}
+		}
+		for _, n := range names {
+			next[n] = true
+		}
+		if r.notLabels.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// isNotLabel reports whether ident is one of cua's own identifiers.
+func (r *Redactor) isNotLabel(ident string) bool {
+	if slices.Contains(ownFields, ident) {
+		return true
+	}
+	m := r.notLabels.Load()
+	return m != nil && (*m)[ident]
 }
 
 // RegisterLiteral records a secret value. Every later call of any method

@@ -244,3 +244,27 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// TestNotLabels (issue 24 item 8): a step id or outcome code the run named
+// as its own, and cua's own record fields, are never credential labels;
+// the same words written by a page still are.
+func TestNotLabels(t *testing.T) {
+	t.Parallel()
+	r := New()
+	r.NotLabels("enter_password", "wrong_pin_token")
+	tests := []struct{ in, want string }{
+		{"step enter_password: dispatch type: timeout", "step enter_password: dispatch type: timeout"},
+		{"outcome wrong_pin_token: the PIN was refused", "outcome wrong_pin_token: the PIN was refused"},
+		{"idempotency_key: nightly-42", "idempotency_key: nightly-42"},
+		{"password: hunter2", "password: [REDACTED:secret]"},
+		{"Enter_Password: hunter2", "Enter_Password: [REDACTED:secret]"},
+	}
+	for _, tt := range tests {
+		if got := r.String(tt.in); got != tt.want {
+			t.Errorf("String(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	if got := New().String("step enter_password: dispatch type: timeout"); got == "step enter_password: dispatch type: timeout" {
+		t.Error("without NotLabels the step id reads as a label; the test would not catch a regression")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/cuahq/cua/internal/capability"
@@ -95,10 +96,20 @@ func TestCheckedStateOnChromium(t *testing.T) {
 		{"checked after the click", "    postcondition:\n      node_checked: {role: checkbox, name: Email statements}", domain.StatusSuccess, ""},
 		{"still unchecked is refuted", "    postcondition:\n      node_unchecked: {role: checkbox, name: Email statements}", domain.StatusFailed, "tick_email"},
 		{"a ticked box is not unchecked", "    postcondition:\n      node_unchecked: {role: checkbox, name: Text alerts}", domain.StatusFailed, "tick_email"},
+		// Issue 24 item 8: a step id ending like a credential label is not
+		// one; the record's message keeps the code and reason after it.
+		{"a step id is not a label", "    postcondition:\n      node_unchecked: {role: checkbox, name: Email statements}", domain.StatusFailed, "enter_password"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, err := capability.Parse("preferences.yaml", []byte(preferencesCapability(tt.post)))
+			yaml := preferencesCapability(tt.post)
+			if tt.failedAt == "enter_password" {
+				// Typing into a heading fails at dispatch: "step
+				// enter_password: dispatch type: …".
+				yaml = strings.Replace(yaml, "id: tick_email\n    action: click\n    target: {role: checkbox, name: Email statements}",
+					"id: enter_password\n    action: type\n    value: hunter2\n    target: {role: heading, name: Statement preferences}", 1)
+			}
+			l, err := capability.Parse("preferences.yaml", []byte(yaml))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,6 +130,9 @@ func TestCheckedStateOnChromium(t *testing.T) {
 				last := rec.Steps[len(rec.Steps)-1]
 				if last.ID != tt.failedAt || last.Failure == "" {
 					t.Errorf("last step %s %s (%s), want %s failed", last.ID, last.Status, last.Failure, tt.failedAt)
+				}
+				if strings.Contains(rec.Message, "REDACTED") || !strings.Contains(rec.Message, tt.failedAt) {
+					t.Errorf("message %q: want the step id and what follows it unredacted", rec.Message)
 				}
 			}
 		})

@@ -87,6 +87,7 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 	}
 	o.Now, o.Logger, o.Redactor, o.Holder, o.Lease = rt.Now, rt.Logger, rt.Redactor, rt.Holder, rt.Lease
 	c := o.Capability.Capability
+	o.Redactor.NotLabels(ownNames(c)...)
 	start := o.Now()
 	rec := &domain.RunRecord{
 		SchemaVersion: 1, RunID: o.RunID, Capability: c.Ref(), ContentHash: o.Capability.Hash,

@@ -203,6 +203,29 @@ async function hasValue(target: Locator, want: string, mode: string): Promise<bo
   return clean(got) === clean(want);
 }
 
+// shape applies an input's transforms, in order, as cua binds it.
+function shape(value: string, steps: (string | { format: string })[]): string {
+  for (const s of steps) {
+    if (typeof s !== 'string') {
+      const chars = [...value];
+      if (chars.length !== s.format.split('#').length - 1) {
+        throw new Error('format ' + s.format + ' takes ' + (s.format.split('#').length - 1) + ' characters, the value has ' + chars.length);
+      }
+      let i = 0;
+      value = [...s.format].map((ch) => (ch === '#' ? chars[i++] : ch)).join('');
+    } else if (s === 'trim') {
+      value = value.trim();
+    } else if (s === 'upper') {
+      value = value.toUpperCase();
+    } else if (s === 'lower') {
+      value = value.toLowerCase();
+    } else if (s === 'digits_only') {
+      value = value.replace(/[^0-9]/g, '');
+    }
+  }
+  return value;
+}
+
 // hasState: the target is exactly one node, whose checked state (a
 // checkbox, radio, switch) or selected state (an option, a tab) is as wanted.
 async function hasState(target: Locator, state: string): Promise<boolean> {
