@@ -285,9 +285,14 @@ func checkUnknownSecretShows(t *testing.T, cp *castPage) {
 }
 
 // TestCastStillPageStreams: a page that holds still is sent to a watcher
-// at once, and again after it changes.
+// at once, and again after it changes; the secret it shows split into one
+// span per group is masked in every frame sent (and shows unmasked).
 func TestCastStillPageStreams(t *testing.T) {
 	cp := openCastPage(t, "still-form.html", "", false)
+	cp.run.Redactor.RegisterLiteral(castSecret)
+	if showing(t, rawFrames(t, cp, 1), "cast-raw-still.png") == 0 {
+		t.Fatal("the still page's unmasked capture does not show the split secret: the pixel check cannot fail")
+	}
 	frames, unsubscribe := cp.lv.subscribe(cp.run.Logger)
 	defer unsubscribe()
 	next := func(what string) []byte {
@@ -299,6 +304,9 @@ func TestCastStillPageStreams(t *testing.T) {
 			}
 			if pngBounds(t, f).Empty() {
 				t.Fatalf("%s: an empty frame", what)
+			}
+			if showing(t, [][]byte{f}, "cast-leak-still.png") > 0 {
+				t.Errorf("%s shows the split secret (saved as cast-leak-still.png)", what)
 			}
 			return f
 		case <-time.After(60 * time.Second):

@@ -8,6 +8,7 @@ import (
 	"image/draw"
 	"image/png"
 	"math"
+	"strings"
 
 	"github.com/cuahq/cua/internal/domain"
 )
@@ -34,7 +35,10 @@ func SensitiveBoxes(s *domain.UiSnapshot) []domain.Rect {
 // (the value of any node; the name and description of a node without
 // children, so that a container named after its content is not blacked out
 // whole) holds a registered literal or a pattern: a secret the page shows in
-// a node nobody marked sensitive.
+// a node nobody marked sensitive. A registered secret a page echoes split
+// across several nodes (a span per group of digits, per character) is
+// found too: the smallest node whose leaves' text, joined in document
+// order, shows it is masked (splitBoxes).
 func (r *Redactor) Boxes(s *domain.UiSnapshot) []domain.Rect {
 	boxes := SensitiveBoxes(s)
 	if s == nil {
@@ -50,7 +54,103 @@ func (r *Redactor) Boxes(s *domain.UiSnapshot) []domain.Rect {
 			boxes = append(boxes, n.Bounds)
 		}
 	}
+	return append(boxes, r.splitBoxes(s)...)
+}
+
+// splitCap bounds the text joined under one node for splitBoxes: a larger
+// container is not checked (its parts are).
+const splitCap = 4096
+
+// splitBoxes returns, for each node whose leaves' text joined in document
+// order (a leaf's value, else its name) shows a registered literal (a
+// secret, whole, folded or a fragment; not a pattern, which joined
+// neighbours such as digits in adjacent cells would match by accident)
+// that no one of its children's joined text shows, the node's box
+// (the union of its children's when it has none). A node with one child
+// showing text adds nothing to it and is not checked again.
+func (r *Redactor) splitBoxes(s *domain.UiSnapshot) []domain.Rect {
+	n := len(s.Nodes)
+	text := make([]string, n)
+	box := make([]domain.Rect, n)
+	long := make([]bool, n)
+	shows := make([]bool, n)
+	done := make([]bool, n)
+	var boxes []domain.Rect
+	var visit func(i int)
+	visit = func(i int) {
+		done[i] = true
+		nd := &s.Nodes[i]
+		box[i] = nd.Bounds
+		var kids []int
+		for _, c := range nd.Children {
+			if c >= 0 && c < n && !done[c] {
+				visit(c)
+				kids = append(kids, c)
+			}
+		}
+		if len(nd.Children) == 0 {
+			text[i] = nd.Value
+			if text[i] == "" {
+				text[i] = nd.Name
+			}
+			shows[i] = text[i] != "" && r.String(text[i]) != text[i]
+			return
+		}
+		var b strings.Builder
+		var kidsBox domain.Rect
+		parts := 0
+		for _, c := range kids {
+			shows[i] = shows[i] || shows[c]
+			long[i] = long[i] || long[c]
+			if text[c] != "" {
+				parts++
+				b.WriteString(text[c])
+				kidsBox = union(kidsBox, box[c])
+			}
+		}
+		if box[i].Empty() {
+			box[i] = kidsBox
+		}
+		if long[i] || b.Len() > splitCap {
+			long[i], text[i] = true, ""
+			return
+		}
+		text[i] = b.String()
+		if shows[i] || parts < 2 {
+			return
+		}
+		if len(r.literalIntervals(text[i])) > 0 {
+			shows[i] = true
+			if !box[i].Empty() {
+				boxes = append(boxes, box[i])
+			}
+		}
+	}
+	for i := range s.Nodes {
+		if !done[i] && s.Nodes[i].Parent < 0 {
+			visit(i)
+		}
+	}
+	for i := range s.Nodes {
+		if !done[i] {
+			visit(i)
+		}
+	}
 	return boxes
+}
+
+// union returns the smallest box holding a and b; an empty one adds
+// nothing.
+func union(a, b domain.Rect) domain.Rect {
+	if a.Empty() {
+		return b
+	}
+	if b.Empty() {
+		return a
+	}
+	x0, y0 := math.Min(a.X, b.X), math.Min(a.Y, b.Y)
+	x1, y1 := math.Max(a.X+a.W, b.X+b.W), math.Max(a.Y+a.H, b.Y+b.H)
+	return domain.Rect{X: x0, Y: y0, W: x1 - x0, H: y1 - y0}
 }
 
 // MaskPNG returns a copy of the PNG image data with each box filled with

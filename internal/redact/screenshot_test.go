@@ -145,3 +145,48 @@ func TestSensitiveBoxes(t *testing.T) {
 		t.Errorf("Boxes = %v, want %v", got, want)
 	}
 }
+
+// TestBoxesSplitEcho: a secret a page echoes split across nodes (a span
+// per group, a span per character) is masked by the smallest node that
+// holds all of it; text that does not join into a secret is not, and a
+// node whose own text shows the secret is masked once, by itself.
+func TestBoxesSplitEcho(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "4111-7SECRET-9876")
+	leaf := func(i, parent int, name string, y float64) domain.Node {
+		return domain.Node{Index: i, Parent: parent, Role: "text", Name: name, Bounds: domain.Rect{X: 1, Y: y, W: 10, H: 5}}
+	}
+	snap := &domain.UiSnapshot{Nodes: []domain.Node{
+		{Index: 0, Parent: -1, Role: "document", Bounds: domain.Rect{W: 100, H: 100}, Children: []int{1, 5, 9}},
+		// Groups in spans, in a paragraph with no box of its own.
+		{Index: 1, Parent: 0, Role: "paragraph", Children: []int{2, 3, 4}},
+		leaf(2, 1, "4111-", 10), leaf(3, 1, "7SECRET", 10), leaf(4, 1, "-9876", 12),
+		// Ordinary text split the same way.
+		{Index: 5, Parent: 0, Role: "paragraph", Bounds: domain.Rect{X: 1, Y: 30, W: 50, H: 5}, Children: []int{6, 7, 8}},
+		leaf(6, 5, "Card ", 30), leaf(7, 5, "ending ", 30), leaf(8, 5, "9876", 30),
+		// The whole secret in one node.
+		{Index: 9, Parent: 0, Role: "paragraph", Bounds: domain.Rect{X: 1, Y: 50, W: 50, H: 5}, Children: []int{10, 11}},
+		leaf(10, 9, "You typed: ", 50), leaf(11, 9, "4111-7SECRET-9876", 50),
+		// Digits in adjacent cells that join into a card number's shape:
+		// patterns are not matched across nodes.
+		{Index: 12, Parent: 0, Role: "row", Bounds: domain.Rect{X: 1, Y: 70, W: 50, H: 5}, Children: []int{13, 14}},
+		leaf(13, 12, "4111 1111", 70), leaf(14, 12, "1111 1111", 70),
+	}}
+	snap.Nodes[0].Children = append(snap.Nodes[0].Children, 12)
+	want := []domain.Rect{snap.Nodes[11].Bounds, {X: 1, Y: 10, W: 10, H: 7}}
+	if got := b.r.Boxes(snap); !reflect.DeepEqual(got, want) {
+		t.Errorf("Boxes = %v, want %v (the whole-secret node, then the union of the split spans)", got, want)
+	}
+	// One character per span, nested one level deeper.
+	chars := &domain.UiSnapshot{Nodes: []domain.Node{{Index: 0, Parent: -1, Role: "group", Bounds: domain.Rect{X: 5, Y: 5, W: 200, H: 20}}}}
+	for k, r := range "4111-7SECRET-9876" {
+		span := len(chars.Nodes)
+		chars.Nodes[0].Children = append(chars.Nodes[0].Children, span)
+		chars.Nodes = append(chars.Nodes, domain.Node{Index: span, Parent: 0, Role: "generic", Children: []int{span + 1}},
+			leaf(span+1, span, string(r), 5))
+		chars.Nodes[span+1].Bounds.X = 5 + float64(k)*10
+	}
+	if got := b.r.Boxes(chars); !reflect.DeepEqual(got, []domain.Rect{chars.Nodes[0].Bounds}) {
+		t.Errorf("Boxes of a secret one character per span = %v, want the group's box", got)
+	}
+}
