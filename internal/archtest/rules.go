@@ -176,7 +176,9 @@ var Rules = []Rule{
 	// surface adapters, and nothing else of the engine.
 	// It also builds the model a discovery talks to, from its name, and
 	// opens the store a command names (an adapter) with the catalog over it.
-	{Pkg: launch, MayImport: []string{domain, surface + "/...", model + "/...", store + "/...", catalog}},
+	// principal: the OS user a catalog records when no principal is given
+	// is spelled as an unverified principal.
+	{Pkg: launch, MayImport: []string{domain, surface + "/...", model + "/...", store + "/...", catalog, principal}},
 	// Secrets leaving the environment, the secrets file, the key scan.
 	{Pkg: secret, MayImport: []string{domain, capability, redact}},
 	// Text output of run records, pipeline results and file checks.

@@ -3,11 +3,13 @@ package launch
 import (
 	"context"
 	"errors"
+	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
 
 	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/principal"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/postgres"
 	"github.com/cuahq/cua/internal/store/sqlite"
@@ -60,11 +62,15 @@ func Catalog(ctx context.Context, o StoreOptions) (*catalog.Catalog, store.Store
 	if err != nil {
 		return nil, nil, err
 	}
+	// Whoever calls without a principal of their own is the OS user,
+	// unverified: never a bare name that reads as a verified principal.
 	cat, err := catalog.New(catalog.Config{Store: st, User: func() string {
+		name := o.Getenv("USER")
 		if u, err := user.Current(); err == nil {
-			return u.Username
+			name = u.Username
 		}
-		return o.Getenv("USER")
+		host, _ := os.Hostname()
+		return principal.Principal{Name: principal.CleanOSUser(name, host)}.String()
 	}})
 	if err != nil {
 		_ = st.Close()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -65,6 +66,9 @@ func NewDirectory(st store.Store, now func() time.Time) *Directory {
 func (d *Directory) Add(ctx context.Context, by Principal, name string, role Role) (string, error) {
 	if err := CheckName(name); err != nil {
 		return "", err
+	}
+	if slices.Contains(Reserved, name) {
+		return "", fmt.Errorf("principal name %q: reserved for cua's own service principal", name)
 	}
 	if err := CheckRole(role); err != nil {
 		return "", err

@@ -106,6 +106,10 @@ func CheckName(name string) error {
 	return nil
 }
 
+// Reserved are names no person may take: serve-token is the principal
+// `cua serve` records for its deployment token.
+var Reserved = []string{"serve-token"}
+
 // CheckOSUser refuses an unverified user that is not user@host spelled
 // with letters, digits, '.', '_' and '-'.
 func CheckOSUser(u string) error {

@@ -267,3 +267,12 @@ func TestBootstrapAndRoles(t *testing.T) {
 		t.Fatalf("List = %+v, %v; want ada, olga (disabled), oscar", all, err)
 	}
 }
+
+// TestReservedName: nobody can become the serve token's service
+// principal, whose name the jobs API records for it.
+func TestReservedName(t *testing.T) {
+	b := newBed(t)
+	if _, err := b.dir.Add(b.ctx, root, "serve-token", principal.Admin); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("add serve-token: %v, want reserved", err)
+	}
+}
