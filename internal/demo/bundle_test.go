@@ -13,9 +13,10 @@ import (
 	"github.com/cuahq/cua/internal/receipt"
 )
 
-// checkBundles checks every replay run under runs: each step_finished
-// event that names a screenshot names a PNG of the bundle that its
-// manifest lists, and every PNG of screenshots/ is named by one event; a
+// checkBundles checks every replay run under runs: each event that names
+// a screenshot (step_finished, screenshot_after, or an irreversible
+// action's screenshot_before) names a PNG of the bundle that its manifest
+// lists, and every PNG of screenshots/ is named by one event; a
 // run that acted in the browser has at least one; plan.json and
 // receipt.json are there, valid against their schemas.
 func checkBundles(t *testing.T, runs string) {
@@ -48,22 +49,27 @@ func checkBundles(t *testing.T, runs string) {
 				t.Fatal(err)
 			}
 			dispatched = dispatched || ev.Type == "action_dispatched"
-			rel, _ := ev.Data["screenshot"].(string)
-			if ev.Type != "step_finished" || rel == "" {
-				continue
+			// A step's screen after (step_finished, or screenshot_after when
+			// deferred) and an irreversible action's screen before
+			// (action_dispatched, dispatch_failed).
+			for _, key := range []string{"screenshot", "screenshot_before"} {
+				rel, _ := ev.Data[key].(string)
+				if rel == "" {
+					continue
+				}
+				named[rel] = true
+				if _, ok := m.Files[rel]; !ok {
+					t.Errorf("%s: step %s names %s, which the manifest does not list", dir, ev.StepID, rel)
+				}
+				img, err := os.ReadFile(filepath.Join(dir, rel))
+				if err != nil {
+					t.Fatalf("%s: %v", dir, err)
+				}
+				if _, err := png.Decode(bytes.NewReader(img)); err != nil {
+					t.Errorf("%s: %s: %v", dir, rel, err)
+				}
+				shots++
 			}
-			named[rel] = true
-			if _, ok := m.Files[rel]; !ok {
-				t.Errorf("%s: step %s names %s, which the manifest does not list", dir, ev.StepID, rel)
-			}
-			img, err := os.ReadFile(filepath.Join(dir, rel))
-			if err != nil {
-				t.Fatalf("%s: %v", dir, err)
-			}
-			if _, err := png.Decode(bytes.NewReader(img)); err != nil {
-				t.Errorf("%s: %s: %v", dir, rel, err)
-			}
-			shots++
 		}
 		f.Close()
 		files, _ := filepath.Glob(filepath.Join(dir, evidence.ScreenshotDir, "*"))

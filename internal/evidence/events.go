@@ -47,6 +47,12 @@ type ActionDispatched struct {
 	// secret, never its value).
 	Value string `json:"value,omitempty"`
 	URL   string `json:"url,omitempty"`
+	// ScreenshotBefore is the bundle-relative path of the masked PNG of
+	// the screen an irreversible action was authorized on, taken after
+	// its authorization and just before it was sent
+	// (screenshots/step-NNN-before.png); empty for any other action, or
+	// when the screen could not be painted (a JavaScript dialog is open).
+	ScreenshotBefore string `json:"screenshot_before,omitempty"`
 }
 
 // DispatchFailed: an authorized action reached the surface, which failed it.
@@ -140,6 +146,16 @@ type StepFinished struct {
 	// Screenshot is the bundle-relative path of the masked PNG taken after
 	// the step acted (Bundle.WriteScreenshot), empty when none was taken.
 	Screenshot string `json:"screenshot,omitempty"`
+}
+
+// ScreenshotAfter: the picture of the screen after an irreversible step
+// (StepID) that could not be pictured when the step finished (a
+// JavaScript dialog it opened cannot be painted): the first screen painted
+// after it, written as screenshots/step-NNN-after.png (NNN the step's
+// number, beside its step-NNN-before.png). Why says so.
+type ScreenshotAfter struct {
+	Screenshot string `json:"screenshot"`
+	Why        string `json:"why"`
 }
 
 // GateReached: a gated step stopped the run for human review.
@@ -293,6 +309,7 @@ func (RunFinished) EventType() string            { return "run_finished" }
 func (CapabilityStarted) EventType() string      { return "capability_started" }
 func (CapabilityFinished) EventType() string     { return "capability_finished" }
 func (StepFinished) EventType() string           { return "step_finished" }
+func (ScreenshotAfter) EventType() string        { return "screenshot_after" }
 func (GateReached) EventType() string            { return "gate_reached" }
 func (Reanchored) EventType() string             { return "reanchored" }
 func (Reentered) EventType() string              { return "reentered" }
@@ -317,7 +334,7 @@ func Kinds() []Payload {
 	return []Payload{
 		ActionDispatched{}, DispatchFailed{}, DispatchRefused{}, TargetUnresolved{}, PolicyDenied{}, LandingRefused{},
 		RunStarted{}, RunRefused{}, InputRefused{}, RunFinished{}, CapabilityStarted{}, CapabilityFinished{},
-		StepFinished{}, GateReached{}, HumanDelta{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
+		StepFinished{}, ScreenshotAfter{}, GateReached{}, HumanDelta{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
 		Extracted{}, DispatchExplained{}, DispatchFailedClassify{}, EffectLanded{}, EffectUnknown{},
 		ApprovalRequired{}, InvalidTurn{}, DiscoveryFinished{},
 	}

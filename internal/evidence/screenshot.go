@@ -11,11 +11,13 @@ import (
 	"regexp"
 )
 
-// ScreenshotDir is the bundle folder that holds one masked PNG per step.
+// ScreenshotDir is the bundle folder that holds one masked PNG per step
+// (the screen after it) and, for each irreversible action, the screen it
+// was authorized on.
 const ScreenshotDir = "screenshots"
 
 var (
-	screenshotName = regexp.MustCompile(`^step-[0-9]{3,}\.png$`)
+	screenshotName = regexp.MustCompile(`^step-[0-9]{3,}(-before|-after)?\.png$`)
 	pngMagic       = []byte("\x89PNG\r\n\x1a\n")
 )
 
@@ -23,6 +25,20 @@ var (
 // step result of a run (1-based, in the order of the record's steps):
 // step-001.png, step-002.png, …
 func ScreenshotName(n int) string { return fmt.Sprintf("step-%03d.png", n) }
+
+// BeforeScreenshotName is the file name of the screenshot of the screen
+// an irreversible action of the n-th step result was authorized on, taken
+// just before it was sent: step-007-before.png beside step-007.png (the
+// screen after the step). Its action_dispatched (or dispatch_failed)
+// event names it as screenshot_before.
+func BeforeScreenshotName(n int) string { return fmt.Sprintf("step-%03d-before.png", n) }
+
+// AfterScreenshotName is the file name of the picture of the screen after
+// the n-th step result, an irreversible step, when it could not be taken
+// as step-NNN.png (a JavaScript dialog was open): step-007-after.png, the
+// first screen painted after the step, which a screenshot_after event
+// names.
+func AfterScreenshotName(n int) string { return fmt.Sprintf("step-%03d-after.png", n) }
 
 // WriteScreenshot writes png, a screenshot whose sensitive and secret boxes
 // the surface already painted black (surface.MaskedScreenshotter), as
@@ -35,7 +51,7 @@ func ScreenshotName(n int) string { return fmt.Sprintf("step-%03d.png", n) }
 // Safe for concurrent use.
 func (b *Bundle) WriteScreenshot(name string, png []byte) (string, error) {
 	if !screenshotName.MatchString(name) {
-		return "", fmt.Errorf("evidence: bad screenshot name %q: want step-NNN.png", name)
+		return "", fmt.Errorf("evidence: bad screenshot name %q: want step-NNN.png, step-NNN-before.png or step-NNN-after.png", name)
 	}
 	if !bytes.HasPrefix(png, pngMagic) {
 		return "", fmt.Errorf("evidence: screenshot %s is not a PNG", name)

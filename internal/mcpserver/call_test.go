@@ -51,8 +51,8 @@ func TestListsOnlyApprovedAndRefusesTheRest(t *testing.T) {
 }
 
 // A real replay of the reference lookup in Chromium: typed outputs, one
-// progress notification per step, evidence and an index entry as for any
-// replay; then a member that does not exist is a business outcome.
+// progress notification per step, evidence and an index entry with its
+// anchor as for any replay; then a member that does not exist is a business outcome.
 func TestCallReturnsOutputsThenABusinessOutcome(t *testing.T) {
 	t.Parallel()
 	tb := setup(t, 1)
@@ -66,8 +66,8 @@ func TestCallReturnsOutputsThenABusinessOutcome(t *testing.T) {
 		t.Errorf("progress = %q, want one per step", msgs)
 	}
 	run, err := tb.cat.Run(tb.ctx, r.RunID)
-	if err != nil || run.Status != domain.StatusSuccess || run.ApprovalID == "" {
-		t.Errorf("index entry %+v (%v), want SUCCESS under an approval", run, err)
+	if err != nil || run.Status != domain.StatusSuccess || run.ApprovalID == "" || run.ChainHead == "" || run.EvidencePath == "" {
+		t.Errorf("index entry %+v (%v), want SUCCESS under an approval, anchored (chain head) like any replay", run, err)
 	}
 	if _, err := os.Stat(filepath.Join(tb.dataDir, "runs", r.RunID, "record.json")); err != nil {
 		t.Errorf("evidence: %v", err)

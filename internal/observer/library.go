@@ -27,8 +27,10 @@ import (
 // never be "..", hold a slash or start with a dot).
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
-// shotPattern is the only screenshot name served: screenshots/step-NNN.png.
-var shotPattern = regexp.MustCompile(`^step-[0-9]{3,6}\.png$`)
+// shotPattern is the only screenshot name served: screenshots/step-NNN.png
+// (after a step), step-NNN-before.png (before an irreversible action) and
+// step-NNN-after.png (after an irreversible step, when it was deferred).
+var shotPattern = regexp.MustCompile(`^step-[0-9]{3,6}(-before|-after)?\.png$`)
 
 // maxFile bounds what the observer reads of one bundle file.
 const maxFile = 32 << 20

@@ -73,7 +73,7 @@ type LeaseChange struct {
 }
 
 // shotRef matches an event's value naming a screenshot.
-var shotRef = regexp.MustCompile(`^(?:screenshots/)?(step-[0-9]{3,6}\.png)$`)
+var shotRef = regexp.MustCompile(`^(?:screenshots/)?(step-[0-9]{3,6}(?:-before|-after)?\.png)$`)
 
 // Run returns the page of run id, or errNotServed.
 func (l *Library) Run(id string) (*Run, error) {
@@ -271,7 +271,8 @@ func (l *Library) redactReport(rep evidence.Report) evidence.Report {
 }
 
 // Screenshot returns the PNG screenshots/name of a served run, or
-// errNotServed: for a name that is not step-NNN.png, a file that is not
+// errNotServed: for a name that is not step-NNN.png, step-NNN-before.png
+// or step-NNN-after.png, a file that is not
 // there or not regular, bytes that are not a PNG, bytes Verify did not
 // check (under Safe), or bytes that reveal a canary.
 func (l *Library) Screenshot(id, name string) ([]byte, error) {

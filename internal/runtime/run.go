@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -95,8 +96,12 @@ type Run struct {
 
 	baseURL      string
 	ownsEvidence bool
-	// shot is the newest step screenshot (StepScreenshot).
-	shot lastShot
+	// shot is the newest step screenshot (StepScreenshot), and steps the
+	// number of the newest step result it was asked to picture; awaiting
+	// lists the irreversible steps whose screen after is not pictured yet.
+	shot     lastShot
+	steps    int
+	awaiting []irreversibleStep
 }
 
 // NewRun fills cfg's defaults and returns the run. Its only error is an
@@ -174,9 +179,13 @@ func (r *Run) Dispatcher(s surface.Surface, pol *policy.Engine) (*Dispatcher, er
 	if r.Evidence != nil {
 		events = r.Evidence
 	}
+	var before func(context.Context, *Dispatcher, string) string
+	if r.Evidence != nil {
+		before = r.BeforeScreenshot
+	}
 	return New(Config{
 		Surface: s, Policy: pol, Lease: r.Lease, Holder: r.Holder, Secrets: r.Secrets, Redactor: r.Redactor,
-		Events: events, Now: r.Now, Logger: r.Logger, Actor: r.Actor, SecretLog: r.SecretLog,
+		Events: events, Now: r.Now, Logger: r.Logger, Actor: r.Actor, SecretLog: r.SecretLog, BeforeIrreversible: before,
 	})
 }
 

@@ -87,6 +87,10 @@ type Dispatcher struct {
 	actor    domain.Actor
 	seen     *SecretLog
 
+	// beforeShot, when set, pictures the screen an irreversible action
+	// was authorized on, just before it is sent (Config.BeforeIrreversible).
+	beforeShot func(ctx context.Context, d *Dispatcher, step string) string
+
 	dispatches int
 	// last is the newest normalised snapshot; it is served again while the
 	// surface reports no change and nothing was dispatched since.
@@ -107,6 +111,12 @@ type Config struct {
 	Actor    domain.Actor
 	// Secrets resolved by this dispatcher are added to SecretLog.
 	SecretLog *SecretLog
+	// BeforeIrreversible, when set, is called once an irreversible action
+	// is authorized, just before it is sent: it writes the masked
+	// screenshot of the screen the action was authorized on and returns
+	// its bundle-relative path, which the action's event records as
+	// screenshot_before ("" when none was taken). Run.Dispatcher sets it.
+	BeforeIrreversible func(ctx context.Context, d *Dispatcher, step string) string
 }
 
 // New returns a Dispatcher acting as cfg.Holder at the lease's current epoch.
@@ -133,7 +143,7 @@ func New(cfg Config) (*Dispatcher, error) {
 	return &Dispatcher{
 		surface: cfg.Surface, policy: cfg.Policy, lease: cfg.Lease, holder: holder, epoch: epoch,
 		secrets: cfg.Secrets, redactor: cfg.Redactor, events: cfg.Events, now: cfg.Now,
-		logger: cfg.Logger, actor: cfg.Actor, seen: cfg.SecretLog,
+		logger: cfg.Logger, actor: cfg.Actor, seen: cfg.SecretLog, beforeShot: cfg.BeforeIrreversible,
 	}, nil
 }
 
@@ -289,12 +299,18 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		d.emit(a.StepID, evidence.DispatchRefused{Reason: err.Error()})
 		return res, err
 	}
+	var before string
+	if auth.Risk() == domain.RiskIrreversible && d.beforeShot != nil {
+		// The screen the irreversible action was authorized on, masked,
+		// pictured before it is sent: its event names the picture.
+		before = d.beforeShot(ctx, d, a.StepID)
+	}
 	start := d.now()
 	d.last = nil
 	sr, err := d.surface.Dispatch(ctx, auth)
 	d.dispatches++
 	ev := evidence.ActionDispatched{Action: a.Type, Risk: auth.Risk(), DurationMS: d.now().Sub(start).Milliseconds(),
-		Epoch: d.epoch, URL: a.URL}
+		Epoch: d.epoch, URL: a.URL, ScreenshotBefore: before}
 	if res.Node != nil {
 		ev.Role, ev.Name, ev.Frame = res.Node.Role, res.Node.Name, res.Node.Frame
 	}

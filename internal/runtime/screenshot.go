@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/evidence"
@@ -69,6 +70,14 @@ type lastShot struct {
 	dispatches int
 	seq        uint64
 	path       string
+	png        []byte
+}
+
+// irreversibleStep is an irreversible action's step whose screen after
+// is not pictured yet: its step result's number and its id.
+type irreversibleStep struct {
+	n    int
+	step string
 }
 
 // unchangedSince reports whether the screen is still the one shot: same
@@ -91,10 +100,12 @@ func (l *lastShot) unchangedSince(ctx context.Context, d *Dispatcher) bool {
 // no pixels, or the screenshot failed; a failure is logged, never fatal: a
 // run is not stopped for its pictures. Not safe for concurrent use.
 func (r *Run) StepScreenshot(ctx context.Context, d *Dispatcher, n int) string {
+	r.steps = n
 	if r.Evidence == nil || d == nil || ctx.Err() != nil {
 		return ""
 	}
 	if r.shot.unchangedSince(ctx, d) {
+		r.pictureAwaiting(ctx, n)
 		return r.shot.path
 	}
 	png, seq, err := d.maskedShot(ctx)
@@ -109,6 +120,61 @@ func (r *Run) StepScreenshot(ctx context.Context, d *Dispatcher, n int) string {
 		r.Logger.WarnContext(ctx, "step screenshot not written", slog.String("run_id", r.ID), slog.Int("step", n), slog.Any("error", err))
 		return ""
 	}
-	r.shot = lastShot{d: d, dispatches: d.Dispatches(), seq: seq, path: rel}
+	r.shot = lastShot{d: d, dispatches: d.Dispatches(), seq: seq, path: rel, png: png}
+	r.pictureAwaiting(ctx, n)
+	return rel
+}
+
+// pictureAwaiting settles the irreversible steps awaiting their picture
+// after, now that the screen after step result n is pictured (r.shot): n's
+// own is that picture (its step_finished names it); an earlier one, whose
+// screen could not be painted when it finished (a JavaScript dialog it
+// opened), gets this first painted screen after it as
+// step-NNN-after.png, named by a screenshot_after event.
+func (r *Run) pictureAwaiting(ctx context.Context, n int) {
+	for _, a := range r.awaiting {
+		if a.n >= n {
+			continue
+		}
+		rel, err := r.Evidence.WriteScreenshot(evidence.AfterScreenshotName(a.n), r.shot.png)
+		if err != nil {
+			r.Logger.WarnContext(ctx, "screenshot after an irreversible step not written", slog.String("run_id", r.ID), slog.Int("step", a.n), slog.Any("error", err))
+			continue
+		}
+		r.Emit(a.step, evidence.ScreenshotAfter{Screenshot: rel, Why: fmt.Sprintf(
+			"the screen after step %s (step %d) could not be pictured when it finished (a JavaScript dialog cannot be painted); "+
+				"this is the first screen painted after it, the screen after step %d", a.step, a.n, n)})
+	}
+	r.awaiting = r.awaiting[:0]
+}
+
+// BeforeScreenshot takes d's masked screenshot of the screen an
+// irreversible action was just authorized on, before it is sent, and
+// writes it as screenshots/step-NNN-before.png, NNN the number of the step
+// result the action belongs to (the one after the newest StepScreenshot
+// was asked for): beside step-NNN.png, the screen after that step. It
+// returns the bundle-relative path the action's event records, or "" when
+// the run writes no evidence, the screen cannot be painted (a JavaScript
+// dialog is open), or the screenshot failed: logged, never fatal, and the
+// action is sent all the same. Dispatchers of Run.Dispatcher call it (see
+// Config.BeforeIrreversible). Not safe for concurrent use.
+func (r *Run) BeforeScreenshot(ctx context.Context, d *Dispatcher, step string) string {
+	if r.Evidence == nil || d == nil || ctx.Err() != nil {
+		return ""
+	}
+	n := r.steps + 1
+	if !slices.ContainsFunc(r.awaiting, func(a irreversibleStep) bool { return a.n == n }) {
+		r.awaiting = append(r.awaiting, irreversibleStep{n: n, step: step})
+	}
+	png, _, err := d.maskedShot(ctx)
+	if err != nil {
+		r.Logger.WarnContext(ctx, "screenshot before an irreversible action skipped", slog.String("run_id", r.ID), slog.Int("step", n), slog.Any("error", err))
+		return ""
+	}
+	rel, err := r.Evidence.WriteScreenshot(evidence.BeforeScreenshotName(n), png)
+	if err != nil {
+		r.Logger.WarnContext(ctx, "screenshot before an irreversible action not written", slog.String("run_id", r.ID), slog.Int("step", n), slog.Any("error", err))
+		return ""
+	}
 	return rel
 }
