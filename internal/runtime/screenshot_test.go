@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,5 +141,69 @@ func TestStepScreenshotReusesAnUnchangedScreen(t *testing.T) {
 	}
 	if third := run.StepScreenshot(t.Context(), d, 3); third != "screenshots/step-003.png" || len(s.boxes) != 2 {
 		t.Errorf("after a dispatch: %q after %d shots, want step-003.png after 2", third, len(s.boxes))
+	}
+}
+
+// TestIrreversibleActionIsPicturedBefore: once an irreversible action is
+// authorized, the screen it was authorized on is pictured, masked, before
+// it is sent, as step-NNN-before.png of the step result it belongs to,
+// and its action_dispatched names it; a safe action is not pictured
+// before. The step's own screenshot after is step-NNN.png.
+func TestIrreversibleActionIsPicturedBefore(t *testing.T) {
+	t.Parallel()
+	s := &shooter{Surface: sim.New(newLoginApp())}
+	t.Cleanup(func() { _ = s.Close() })
+	run, err := runtime.NewRun(runtime.RunConfig{ID: "run-irrev", BaseURL: base, Redactor: redact.New(), DataDir: t.TempDir(),
+		Lease: hitl.NewLease("automation"), Holder: "automation"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = run.Close() })
+	pol, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: []string{"app.test"}, AllowIrreversible: true,
+		ContentHash: "sha256:abc", Approval: &policy.Approval{Capability: "bank.close@1.0.0", ContentHash: "sha256:abc", Approver: "reviewer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := run.Dispatcher(s, pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run.StepScreenshot(t.Context(), d, 3)
+	snap, err := d.Observe(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	del := domain.Action{Type: domain.ActClick, StepID: "del", Target: target("button", "Delete account"), Risk: domain.RiskIrreversible}
+	if _, err := d.Act(t.Context(), snap, del, ""); err != nil {
+		t.Fatal(err)
+	}
+	if after := run.StepScreenshot(t.Context(), d, 4); after != "screenshots/step-004.png" {
+		t.Errorf("the step's screenshot after = %q, want screenshots/step-004.png", after)
+	}
+	shots := len(s.boxes)
+	if snap, err = d.Observe(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Act(t.Context(), snap, clickGo(), ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.boxes) != shots {
+		t.Fatalf("a safe click was pictured before it was sent (%d shots)", len(s.boxes)-shots)
+	}
+	if err := run.Evidence.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(run.Evidence.Dir(), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(raw), `"screenshot_before":"screenshots/step-004-before.png"`); n != 1 || strings.Count(string(raw), "screenshot_before") != 1 {
+		t.Errorf("events name the picture before %d times, want once (the irreversible click's):\n%s", n, raw)
+	}
+	if _, err := os.Stat(filepath.Join(run.Evidence.Dir(), "screenshots", "step-004-before.png")); err != nil {
+		t.Errorf("picture before: %v", err)
+	}
+	if strings.Contains(string(raw), "screenshot_after") {
+		t.Errorf("a step pictured after when it finished got a deferred picture too:\n%s", raw)
 	}
 }
