@@ -101,9 +101,14 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 		s.signinPage(w, http.StatusUnauthorized, msg)
 		return
 	}
-	id := randHex(24)
+	id, now := randHex(24), s.cfg.Now()
 	s.mu.Lock()
-	s.sessions[id] = &signin{who: who, csrf: randHex(24), expires: s.cfg.Now().Add(s.cfg.SessionTTL)}
+	for k, si := range s.sessions { // forget the lapsed ones
+		if !now.Before(si.expires) {
+			delete(s.sessions, k)
+		}
+	}
+	s.sessions[id] = &signin{who: who, csrf: randHex(24), expires: now.Add(s.cfg.SessionTTL)}
 	s.mu.Unlock()
 	http.SetCookie(w, s.cookie(sessionCookie, id))
 	s.cfg.Logger.InfoContext(ctx, "operator signed in", slog.String("principal", who.Name), slog.String("role", who.Role))

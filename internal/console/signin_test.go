@@ -267,3 +267,24 @@ func TestConsoleOverTLS(t *testing.T) {
 		t.Error("a client that does not trust the certificate connected")
 	}
 }
+
+// TestSessionLapses: a signed-in browser stays signed in for SessionTTL,
+// then must sign in again (a disabled principal's browser does not keep
+// its session for ever).
+func TestSessionLapses(t *testing.T) {
+	t.Parallel()
+	clock := &testClock{at: time.Now()}
+	srv, _ := openConsoleWith(t, filepath.Join(t.TempDir(), "cua.db"), func(c *Config) { c.Now, c.SessionTTL = clock.now, time.Hour })
+	alice := signIn(t, srv, "alice")
+	clock.add(59 * time.Minute)
+	if got := alice.get(t, "/api/sessions"); !strings.Contains(got, `"sessions"`) {
+		t.Fatalf("59 minutes in: %s, want the list", got)
+	}
+	clock.add(time.Minute)
+	if got := alice.get(t, "/api/sessions"); !strings.Contains(got, "sign in") {
+		t.Fatalf("an hour in: %s, want sign in", got)
+	}
+	if code, _ := alice.post(t, "/api/claim", srv.URL(), alice.csrf, `{"session":"none"}`); code != http.StatusForbidden {
+		t.Errorf("a claim after the session lapsed: %d, want 403", code)
+	}
+}
