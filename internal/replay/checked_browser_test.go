@@ -98,7 +98,7 @@ func TestCheckedStateOnChromium(t *testing.T) {
 		{"a ticked box is not unchecked", "    postcondition:\n      node_unchecked: {role: checkbox, name: Text alerts}", domain.StatusFailed, "tick_email"},
 		// Issue 24 item 8: a step id ending like a credential label is not
 		// one; the record's message keeps the code and reason after it.
-		{"a step id is not a label", "    postcondition:\n      node_unchecked: {role: checkbox, name: Email statements}", domain.StatusFailed, "enter_password"},
+		{"a step id is not a label", "    postcondition:\n      node_checked: {role: checkbox, name: Email statements}", domain.StatusFailed, "enter_password"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

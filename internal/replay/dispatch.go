@@ -56,13 +56,22 @@ func (r *run) dispatch(ctx context.Context, st *domain.Step, snap *domain.UiSnap
 	if ctx.Err() != nil {
 		return failEnd(ctxCode(ctx), "run deadline reached during step %s", st.ID)
 	}
-	return r.explain(ctx, st, err)
+	return r.explain(ctx, st, err, eff.Sent() || risk.Rank() < domain.RiskElevated.Rank())
 }
 
+// PostconditionHeld is the rule a dispatch_explained event names when a
+// failed dispatch left the screen where the step's postcondition holds.
+// Rule ids are identifiers, so it cannot be taken for one.
+const PostconditionHeld = "postcondition held"
+
 // explain classifies the screen after a failed dispatch: a declared
-// outcome or recovery rule takes over; anything else ends the run with the
-// dispatch error and what the screen showed.
-func (r *run) explain(ctx context.Context, st *domain.Step, err error) *end {
+// outcome or recovery rule takes over; then, when the step's postcondition
+// already holds, its intent is met and the run goes on (mayMeet: an
+// elevated or irreversible step only when its action was sent, so a screen
+// it never touched cannot stand for it; the effect ledger keeps its own
+// rules); anything else ends the run
+// with the dispatch error and what the screen showed.
+func (r *run) explain(ctx context.Context, st *domain.Step, err error, mayMeet bool) *end {
 	cause := errEnd(err)
 	r.emit(r.stepName(st.ID), evidence.DispatchFailedClassify{Error: err.Error()})
 	snap, oerr := r.disp.Observe(ctx)
@@ -78,6 +87,15 @@ func (r *run) explain(ctx context.Context, st *domain.Step, err error) *end {
 	case vRecovery:
 		r.emit(r.stepName(st.ID), evidence.DispatchExplained{Rule: v.rule.ID})
 		return &end{recoverWith: v.rule, msg: cause.msg}
+	}
+	if st.Postcondition != nil && st.Action != domain.ActAssert && mayMeet &&
+		evalTrue(snap, st.Postcondition) {
+		r.emit(r.stepName(st.ID), evidence.DispatchExplained{Rule: PostconditionHeld})
+		r.o.Logger.InfoContext(ctx, "failed dispatch, postcondition holds: the step's intent is met",
+			"step", st.ID, "error", err.Error())
+		return nil
+	}
+	switch v.kind {
 	case vFailed:
 		e := v.end()
 		e.msg = fmt.Sprintf("step %s: %s; then %s", st.ID, cause.msg, e.msg)

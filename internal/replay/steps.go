@@ -430,14 +430,23 @@ func pageKey(s *domain.UiSnapshot, st *domain.Step) string {
 }
 
 // reanchor picks the step to resume at after a remedy: the earliest step
-// after the last checkpoint that acted in a document that is showing again,
-// else the current step. Steps at or before a checkpoint never repeat.
+// after the last checkpoint, and after the last step before i that must
+// not repeat (elevated, irreversible), that acted in a document that is
+// showing again; else the current step. Steps at or before a checkpoint,
+// or an elevated or irreversible step already passed, never repeat.
 func (r *run) reanchor(ctx context.Context, i, lastCheckpoint int, keys []string) int {
 	snap, err := r.disp.Observe(ctx)
 	if err != nil {
 		return i
 	}
-	for j := lastCheckpoint + 1; j < i; j++ {
+	floor := lastCheckpoint
+	for k := i - 1; k > lastCheckpoint; k-- {
+		if mustNotRepeat(&r.c.Steps[k]) {
+			floor = k
+			break
+		}
+	}
+	for j := floor + 1; j < i; j++ {
 		if keys[j] != "" && keys[j] == pageKey(snap, &r.c.Steps[j]) {
 			r.emit(r.c.Steps[j].ID, evidence.Reanchored{From: r.c.Steps[i].ID})
 			return j
