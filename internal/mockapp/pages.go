@@ -160,38 +160,19 @@ func newMemberData(m member, v variant) memberData {
 
 func (s *Server) handleMember(w http.ResponseWriter, r *http.Request) {
 	number := r.PathValue("id")
-	if !isMemberNumber(number) {
-		s.render(w, r, messagePage(http.StatusBadRequest, "Invalid Member Number", messageData{
-			Heading: "Invalid Member Number",
-			Text:    "Invalid member number",
-			Role:    "alert",
-		}))
+	m, ok := s.memberGate(w, r, number)
+	if !ok {
 		return
 	}
-	m, ok := members[number]
-	switch {
-	case !ok:
-		s.render(w, r, messagePage(http.StatusNotFound, "Member Not Found", messageData{
-			Heading: "Member Not Found",
-			Text:    "Member not found",
-			Role:    "status",
-		}))
-	case m.Restricted:
-		s.render(w, r, messagePage(http.StatusOK, "Restricted Record", messageData{
-			Heading: "Restricted Record",
-			Text:    "This record is restricted. Refer to a supervisor.",
-		}))
-	default:
-		v := s.currentVariant()
-		stale := s.fire(FaultStaleResult)
-		p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v), v: v}
-		if stale {
-			p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v)
-		} else {
-			s.setLastMember(number)
-		}
-		s.render(w, r, p)
+	v := s.currentVariant()
+	stale := s.fire(FaultStaleResult)
+	p := page{tmpl: tmplMember, title: "Member Details", data: newMemberData(m, v), v: v}
+	if stale {
+		p.fresh, p.data = p.data, newMemberData(s.staleFor(number), v)
+	} else {
+		s.setLastMember(number)
 	}
+	s.render(w, r, p)
 }
 
 func (s *Server) handleNoticeAck(w http.ResponseWriter, r *http.Request) {

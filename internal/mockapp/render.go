@@ -23,6 +23,7 @@ const (
 	tmplSubaccount = "subaccount"
 	tmplTransfer   = "transfer"
 	tmplReview     = "review"
+	tmplHistory    = "history"
 )
 
 // templates maps a template name to its parsed set. Each set executes "page".
@@ -34,7 +35,7 @@ func parseTemplates() map[string]*template.Template {
 		out[name] = template.Must(template.ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
-	for _, name := range []string{tmplSignon, tmplSearch, tmplMember, tmplMessage, tmplSubaccount, tmplTransfer, tmplReview} {
+	for _, name := range []string{tmplSignon, tmplSearch, tmplMember, tmplMessage, tmplSubaccount, tmplTransfer, tmplReview, tmplHistory} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

@@ -17,6 +17,7 @@ const (
 	signoffPath    = "/content/signoff"
 	searchPath     = "/content/search"
 	memberPrefix   = "/content/member/"
+	historySuffix  = "/history" // memberPrefix + id + historySuffix: the transfer history
 	subaccountPath = "/content/subaccount"
 	transferPath   = "/content/transfer"
 	reviewPath     = "/content/transfer/review"
@@ -39,6 +40,7 @@ func (s *Server) routes() *http.ServeMux {
 	handle(mux, signoffPath, methods{http.MethodGet: s.handleSignoff})
 	handle(mux, searchPath, methods{http.MethodGet: s.handleSearchForm, http.MethodPost: s.handleSearch})
 	handle(mux, memberPrefix+"{id}", methods{http.MethodGet: s.handleMember})
+	handle(mux, memberPrefix+"{id}/history", methods{http.MethodGet: s.handleHistory})
 	handle(mux, subaccountPath, methods{http.MethodGet: s.handleSubaccountForm, http.MethodPost: s.handleSubaccount})
 	handle(mux, transferPath, methods{http.MethodGet: s.handleTransferForm})
 	handle(mux, reviewPath, methods{http.MethodPost: s.handleReview})

@@ -37,6 +37,9 @@ type Server struct {
 	mu sync.Mutex
 	st state // guarded by mu
 
+	// hold overrides timeoutHold (tests set it before Open).
+	hold time.Duration
+
 	life sync.Mutex // guards the fields below
 	ln   net.Listener
 	srv  *http.Server

@@ -9,8 +9,11 @@ import (
 // LedgerEntry is one business mutation the app has committed, as listed by
 // GET /_control/ledger. Amounts are plain decimal strings ("100.00").
 type LedgerEntry struct {
-	Seq            int    `json:"seq"`
-	Kind           string `json:"kind"` // "transfer" or "subaccount_opened"
+	Seq  int    `json:"seq"`
+	Kind string `json:"kind"` // "transfer" or "subaccount_opened"
+	// Date is the business date the entry was written on ("11/30/2026":
+	// fixture data, never a clock reading).
+	Date           string `json:"date"`
 	Confirmation   string `json:"confirmation"`
 	Member         string `json:"member"`
 	Operator       string `json:"operator"`
@@ -142,7 +145,11 @@ func (s *Server) ledgerSnapshot() []LedgerEntry {
 // numbers so the map stays small, and a content POST under its path.
 func (s *Server) countRequest(method, path string) {
 	if strings.HasPrefix(path, memberPrefix) {
-		path = memberPrefix + "{id}"
+		if strings.HasSuffix(path, historySuffix) {
+			path = memberPrefix + "{id}" + historySuffix
+		} else {
+			path = memberPrefix + "{id}"
+		}
 	}
 	key := method + " " + path
 	s.mu.Lock()
@@ -199,31 +206,6 @@ func (s *Server) peekToken(tok string) (transfer, bool) {
 	return t, ok
 }
 
-// postTransfer consumes tok and appends its ledger entry in one step, so a
-// token posts at most once however many requests race on it.
-func (s *Server) postTransfer(tok, operator string) (LedgerEntry, transfer, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.st.pending[tok]
-	if !ok {
-		return LedgerEntry{}, transfer{}, false
-	}
-	delete(s.st.pending, tok)
-	s.st.trfSeq++
-	e := LedgerEntry{
-		Seq:          len(s.st.ledger) + 1,
-		Kind:         "transfer",
-		Confirmation: fmt.Sprintf("TRF-%04d", s.st.trfSeq),
-		Member:       t.Member,
-		Operator:     operator,
-		From:         t.From,
-		To:           t.To,
-		Amount:       plainAmount(t.Amount),
-	}
-	s.st.ledger = append(s.st.ledger, e)
-	return e, t, true
-}
-
 func (s *Server) openSubaccount(memberNo, accountType string, deposit int64, operator string) LedgerEntry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -231,6 +213,7 @@ func (s *Server) openSubaccount(memberNo, accountType string, deposit int64, ope
 	e := LedgerEntry{
 		Seq:            len(s.st.ledger) + 1,
 		Kind:           "subaccount_opened",
+		Date:           asOf,
 		Confirmation:   fmt.Sprintf("SUB-%04d", s.st.subSeq),
 		Member:         memberNo,
 		Operator:       operator,

@@ -44,7 +44,14 @@ import (
 //	            with region = its label, holding a cell named by the label and a cell
 //	            named by the value whose region is the label ("Member number", "Name",
 //	            "Status", "Savings Balance" (c: "Savings Bal."), "As of"); member 34567:
-//	            status "No savings account on file"
+//	            status "No savings account on file"; link "Transfer history" (loads history)
+//	history     heading "Transfer History", heading "Member NNNNN"; a table "Transfer history":
+//	            a row of columnheaders "Date", "From", "To", "Amount", "Reference number",
+//	            then per ledger transfer of the member, oldest first, a row whose region
+//	            is its reference number holding one cell per column (name = the value,
+//	            region = the column header); no transfer: status "No transfers on file";
+//	            link "Member details" (back). Read-only; it shows the ledger as it is,
+//	            write faults included (the transfer pages and their faults are HTML only)
 //	restricted  heading "Restricted Record", status "This record is restricted. Refer to a supervisor."
 //	not found   heading "Member Not Found", status "Member not found" (http_status 404)
 //	invalid     heading "Invalid Member Number", alert "Invalid member number" (400)
@@ -71,7 +78,7 @@ import (
 //
 // app_state is {"screen", "path", "signed_on", "member", "http_status",
 // "notice", "variant"}: the screen name above, the content path a reload
-// loads, the member number of a member screen. It never holds a credential.
+// loads, the member number of a member or history screen. It never holds a credential.
 
 // Automation routes.
 const (
@@ -92,6 +99,7 @@ const (
 	screenHome       = "home"
 	screenSearch     = "search"
 	screenMember     = "member"
+	screenHistory    = "history"
 	screenRestricted = "restricted"
 	screenNotFound   = "member_not_found"
 	screenInvalid    = "invalid_member"
@@ -360,6 +368,10 @@ func (a *automation) click(ctx context.Context, name string) {
 	switch name {
 	case "member-search":
 		a.load(ctx, http.MethodGet, searchPath)
+	case "history-link":
+		a.load(ctx, http.MethodGet, memberPrefix+a.sess.member+historySuffix)
+	case "member-details":
+		a.load(ctx, http.MethodGet, memberPrefix+a.sess.member)
 	case "sign-off":
 		a.load(ctx, http.MethodGet, signoffPath)
 	case "site-go", "signon", "search":
@@ -513,7 +525,7 @@ func (a *automation) serve(method, path, back string) string {
 		}
 		return memberPrefix + number
 	case strings.HasPrefix(path, memberPrefix) && method == http.MethodGet:
-		number := strings.TrimPrefix(path, memberPrefix)
+		number, history := strings.CutSuffix(strings.TrimPrefix(path, memberPrefix), historySuffix)
 		m, ok := members[number]
 		switch {
 		case !isMemberNumber(number):
@@ -522,6 +534,8 @@ func (a *automation) serve(method, path, back string) string {
 			a.showGet(screenNotFound, path, http.StatusNotFound)
 		case m.Restricted:
 			a.showGet(screenRestricted, path, http.StatusOK)
+		case history:
+			a.showGet(screenHistory, path, http.StatusOK)
 		default:
 			a.showGet(screenMember, path, http.StatusOK)
 		}
@@ -628,6 +642,14 @@ func (a *automation) controls() []statewire.Control {
 		if !m.HasSavings {
 			text("no-savings", "status", "No savings account on file")
 		}
+		add(content, statewire.Control{ID: "history-link", Role: "link", Name: "Transfer history"})
+	case screenHistory:
+		heading("Transfer History")
+		text("member-heading", "heading", "Member "+a.sess.member)
+		for _, c := range a.historyControls() {
+			add(content, c)
+		}
+		add(content, statewire.Control{ID: "member-details", Role: "link", Name: "Member details"})
 	case screenRestricted:
 		heading("Restricted Record")
 		text("message", "status", "This record is restricted. Refer to a supervisor.")

@@ -114,7 +114,8 @@ func confirmAttr(msg string) template.HTMLAttr {
 }
 
 // handleSubmit posts a reviewed transfer once. A reused or unknown token is
-// answered 409 and posts nothing, so a replayed submit never double-posts.
+// answered 409 and posts nothing, so a replayed submit never double-posts
+// (unless a write fault, writefaults.go, makes it).
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	sess, ok := signedOn(w, r)
 	if !ok {
@@ -128,7 +129,7 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	if !s.formPrelude(w, r, form) {
 		return
 	}
-	e, t, ok := s.postTransfer(token, sess.Operator)
+	res, ok := s.submitTransfer(token, sess.Operator)
 	if !ok {
 		s.logger.Info("transfer refused: token unknown or used")
 		s.render(w, r, messagePage(http.StatusConflict, "Transfer Not Posted", messageData{
@@ -138,10 +139,19 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 		}))
 		return
 	}
-	s.logger.Info("transfer posted", "confirmation", e.Confirmation)
+	switch res.fault {
+	case FaultTimeoutAfterWrite:
+		s.holdResponse(w, r)
+		return
+	case FaultResetAfterWrite:
+		s.resetConnection(w)
+		return
+	}
+	s.logger.Info("transfer posted", "confirmation", res.shown.Confirmation, "write_fault", res.fault)
+	t := res.t
 	done := messagePage(http.StatusOK, "Transfer Complete", messageData{
 		Heading: "Transfer Complete",
-		Text:    "Confirmation " + e.Confirmation,
+		Text:    "Confirmation " + res.shown.Confirmation,
 		Rows: []row{
 			{"Member number", t.Member},
 			{"From account", t.From},
@@ -149,6 +159,9 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 			{"Amount", formatMoney(t.Amount)},
 		},
 	})
+	if res.fault == FaultOptimisticThenReject {
+		done.fresh = messageData{Heading: "Transfer Rejected", Text: rejectText, Role: "alert"}
+	}
 	done.survey = s.fire(FaultDialogAfterSubmit)
 	s.render(w, r, done)
 }

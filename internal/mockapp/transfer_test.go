@@ -93,8 +93,8 @@ func TestSubaccountOpens(t *testing.T) {
 	}
 	got := b.ledger(t)
 	want := []LedgerEntry{
-		{Seq: 1, Kind: "subaccount_opened", Confirmation: "SUB-0001", Member: "12345", Operator: "OP1001", AccountType: "Certificate", InitialDeposit: "1000.00"},
-		{Seq: 2, Kind: "subaccount_opened", Confirmation: "SUB-0002", Member: "12345", Operator: "OP1001", AccountType: "Certificate", InitialDeposit: "25.00"},
+		{Seq: 1, Kind: "subaccount_opened", Date: asOf, Confirmation: "SUB-0001", Member: "12345", Operator: "OP1001", AccountType: "Certificate", InitialDeposit: "1000.00"},
+		{Seq: 2, Kind: "subaccount_opened", Date: asOf, Confirmation: "SUB-0002", Member: "12345", Operator: "OP1001", AccountType: "Certificate", InitialDeposit: "25.00"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("ledger = %+v, want %+v", got, want)
@@ -152,7 +152,7 @@ func TestTransferFlow(t *testing.T) {
 	if done.status != http.StatusOK || !hasHeading(done.body, "Transfer Complete") || !strings.Contains(done.body, "Confirmation TRF-0001") {
 		t.Fatalf("submit = %d: %q", done.status, done.body)
 	}
-	want := []LedgerEntry{{Seq: 1, Kind: "transfer", Confirmation: "TRF-0001", Member: "12345", Operator: "OP1001", From: "Savings", To: "Checking", Amount: "1500.50"}}
+	want := []LedgerEntry{{Seq: 1, Kind: "transfer", Date: asOf, Confirmation: "TRF-0001", Member: "12345", Operator: "OP1001", From: "Savings", To: "Checking", Amount: "1500.50"}}
 	if got := b.ledger(t); !slices.Equal(got, want) {
 		t.Errorf("ledger = %+v, want %+v", got, want)
 	}
