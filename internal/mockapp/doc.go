@@ -30,8 +30,15 @@
 //	GET  /content/member/{id}   heading "Member Details", heading "Member {id}"; nested layout-table rows "Member number",
 //	                            "Name", "Status", "Savings Balance", "As of" (11/30/2026);
 //	                            34567: text "No savings account on file" instead of the savings row;
+//	                            link "Transfer history" (/content/member/{id}/history);
 //	                            45678: heading "Restricted Record"; unknown: 404 "Member not found";
 //	                            malformed: 400 "Invalid member number"
+//	GET  /content/member/{id}/history  heading "Transfer History", heading "Member {id}"; table
+//	                            "Transfer history", column headers "Date", "From", "To", "Amount",
+//	                            "Reference number", one row per ledger transfer of the member,
+//	                            oldest first, as the ledger holds it; none: status "No transfers
+//	                            on file"; link "Member details". Read-only. 45678, unknown and
+//	                            malformed numbers are answered as on the member page
 //	GET  /content/subaccount    heading "Open Sub-Account"; unnamed textbox/combobox/textbox in rows
 //	                            "Member number", "Account type" (Savings, Checking, Certificate),
 //	                            "Initial deposit"; button "Open account"
@@ -80,6 +87,28 @@
 // [FaultSessionDropAfterSignon], [FaultDialogAfterSubmit],
 // [FaultFocusSteal] and [FaultStaleResult]; "after": M lets M eligible
 // requests through first. [State].Posts counts content POSTs per path.
+//
+// # Write faults
+//
+// The write faults (writefaults.go) fire on a transfer submit that would
+// post and make the page disagree with the ledger, the system of record
+// (GET /_control/ledger, and the Transfer History page):
+//
+//	fault                   the page                            the ledger after it
+//	partial_save            Transfer Complete, full amount      one entry, amount truncated to whole units
+//	duplicate_submit        Transfer Complete, first number     two identical entries, consecutive numbers
+//	optimistic_then_reject  Transfer Complete, then (1.5 s)     no entry (the number shown is never written)
+//	                        "Transfer Rejected" alert
+//	stale_overwrite         Transfer Complete for its entry     OP2002's 250.00 out of the same source
+//	                                                            account, then the operator's entry
+//	timeout_after_write     none: held until the client leaves  one entry
+//	                        or 20 s, then 504 Gateway Timeout
+//	lost_write              Transfer Complete with a number     no entry
+//	reset_after_write       none: TCP reset, token kept once    one entry per POST: Chromium re-sends
+//	                                                            it, so two entries, one confirmation
+//
+// Except reset_after_write, each uses the review token up (a resubmit is
+// 409). Ledger entries carry the business date ("11/30/2026").
 //
 // Pages rendered straight from a POST (no redirect-after-POST), so the
 // browser's document came from a POST and a reload re-sends it: POST
