@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/catalog"
@@ -132,8 +133,8 @@ func wantSignedRefusal(t *testing.T, st store.Store, key ed25519.PublicKey, rec 
 
 // TestRefusedRunsHaveSignedBundles (invariant 18): every run `cua replay`
 // refuses before a browser opens (no approval, a one-off approval already
-// used, an idempotency key bound to other inputs, inputs outside the
-// schema) has a signed bundle anchored in its index row, like any run.
+// used, an expired approval, an idempotency key bound to other inputs,
+// inputs outside the schema) has a signed bundle anchored in its index row, like any run.
 func TestRefusedRunsHaveSignedBundles(t *testing.T) {
 	t.Parallel()
 	b := newRefusalBed(t)
@@ -154,6 +155,17 @@ func TestRefusedRunsHaveSignedBundles(t *testing.T) {
 	wantSignedRefusal(t, b.st, b.key, rec, domain.CodeApprovalRequired, evidence.CheckApproval)
 	if !strings.Contains(rec.Message, "already used") {
 		t.Errorf("message %q does not say the one-off approval was used", rec.Message)
+	}
+
+	if _, err := b.cat.Approve(ctx, "memberdesk.savings_balance", catalog.ApproveParams{Once: true, Inputs: map[string]string{"member_id": "34567"},
+		Expires: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	rec = b.replay(t, "r-approval-expired", catalog.RunParams{Unattended: true}, "34567")
+	wantSignedRefusal(t, b.st, b.key, rec, domain.CodeApprovalRequired, evidence.CheckApproval)
+	if !strings.Contains(rec.Message, "expired") {
+		t.Errorf("message %q does not say the approval expired", rec.Message)
 	}
 
 	b.replay(t, "r-key-first", catalog.RunParams{IdempotencyKey: "k1"}, "12345")
