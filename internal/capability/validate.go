@@ -275,6 +275,7 @@ func forEachPredicate(c *domain.Capability, fn func(ptr string, p *domain.Predic
 	}
 	for i := range c.Steps {
 		s := &c.Steps[i]
+		visit(pointer("steps", i, "when"), s.When)
 		visit(pointer("steps", i, "precondition"), s.Precondition)
 		visit(pointer("steps", i, "postcondition"), s.Postcondition)
 		if s.Wait != nil {

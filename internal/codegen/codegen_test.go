@@ -426,3 +426,19 @@ func TestParseCase(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionalStepRendered: a step with when is rendered inside an if on
+// its predicate, judged once where the step would run.
+func TestOptionalStepRendered(t *testing.T) {
+	t.Parallel()
+	l := edit(t, func(c *domain.Capability) {
+		c.Steps[1].When = &domain.Predicate{NodeExists: &domain.TargetDescriptor{Role: "button", Name: &domain.NameMatch{Value: "Dismiss", Match: domain.MatchExact}}}
+	})
+	spec, err := codegen.Generate(l, codegen.Options{FrameTitles: codegen.MemberDeskFrames, Library: exampleLibrary(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^\s*if \(\(await present\(page\.getByRole\("button", \{ name: "Dismiss"`).Match(spec) {
+		t.Errorf("the optional step is not rendered inside an if on its when:\n%s", spec)
+	}
+}

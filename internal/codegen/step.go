@@ -20,6 +20,16 @@ var keyAliases = map[string]string{
 // prerequisite).
 func (g *gen) step(c *domain.Capability, i int, in string, root bool) string {
 	st := &c.Steps[i]
+	if st.When != nil {
+		// An optional step: judged once, on the page the previous step left.
+		return in + "if (" + g.pred(st.When) + ") {\n" + g.stepBody(c, i, in+"  ", root) + in + "}\n"
+	}
+	return g.stepBody(c, i, in, root)
+}
+
+// stepBody renders one step's action and checks (step renders its when).
+func (g *gen) stepBody(c *domain.Capability, i int, in string, root bool) string {
+	st := &c.Steps[i]
 	var w strings.Builder
 	line := func(format string, args ...any) {
 		for _, l := range strings.Split(fmt.Sprintf(format, args...), "\n") {

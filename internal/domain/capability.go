@@ -320,20 +320,23 @@ func (t Transform) String() string {
 
 // Step is one deterministic action.
 type Step struct {
-	ID            string            `json:"id"`
-	Description   string            `json:"description,omitempty"`
-	Action        ActionType        `json:"action"`
-	Target        *TargetDescriptor `json:"target,omitempty"`
-	Value         *ValueExpr        `json:"value,omitempty"`
-	Key           string            `json:"key,omitempty"`
-	URL           string            `json:"url,omitempty"`
-	Into          string            `json:"into,omitempty"`
-	Transform     Transform         `json:"transform,omitzero"`
-	Precondition  *Predicate        `json:"precondition,omitempty"`
-	Postcondition *Predicate        `json:"postcondition,omitempty"`
-	Wait          *Wait             `json:"wait,omitempty"`
-	Risk          Risk              `json:"risk"`
-	Gate          bool              `json:"gate"`
+	ID          string            `json:"id"`
+	Description string            `json:"description,omitempty"`
+	Action      ActionType        `json:"action"`
+	Target      *TargetDescriptor `json:"target,omitempty"`
+	Value       *ValueExpr        `json:"value,omitempty"`
+	Key         string            `json:"key,omitempty"`
+	URL         string            `json:"url,omitempty"`
+	Into        string            `json:"into,omitempty"`
+	Transform   Transform         `json:"transform,omitzero"`
+	// When makes the step optional: it runs only when When holds on the
+	// screen the previous step left; otherwise it is skipped and recorded.
+	When          *Predicate `json:"when,omitempty"`
+	Precondition  *Predicate `json:"precondition,omitempty"`
+	Postcondition *Predicate `json:"postcondition,omitempty"`
+	Wait          *Wait      `json:"wait,omitempty"`
+	Risk          Risk       `json:"risk"`
+	Gate          bool       `json:"gate"`
 	// Checkpoint marks the step's postcondition as a durable checkpoint: once
 	// it has held, a resumed run does not repeat this step.
 	Checkpoint bool `json:"checkpoint"`

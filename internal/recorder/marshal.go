@@ -318,6 +318,9 @@ func stepNode(st domain.Step) *yaml.Node {
 	if st.Checkpoint {
 		put(m, "checkpoint", boolNode(true))
 	}
+	if st.When != nil {
+		put(m, "when", predicateNode(*st.When))
+	}
 	if st.Precondition != nil {
 		put(m, "precondition", predicateNode(*st.Precondition))
 	}

@@ -510,7 +510,7 @@ func (r *run) enter(ctx context.Context) *end {
 	if _, err := r.disp.Act(ctx, nil, nav, ""); err != nil {
 		return errEnd(err)
 	}
-	exp := r.stepExpectation(&r.c.Steps[0])
+	exp := r.entryExpectation()
 	exp.name = "entry"
 	exp.early = func(s *domain.UiSnapshot) bool {
 		for _, p := range r.c.Prerequisites {

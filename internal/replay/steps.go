@@ -267,6 +267,14 @@ func (r *run) steps(ctx context.Context, from int) *end {
 				continue
 			}
 		}
+		if st.When != nil && !r.sent[i] {
+			if skip, e := r.skipUnless(ctx, i); e != nil {
+				return e
+			} else if skip {
+				i++
+				continue
+			}
+		}
 		if st.Gate && !slices.Contains(r.o.ReleasedGates, st.ID) {
 			r.emit(st.ID, evidence.GateReached{Description: st.Description})
 			e := failEnd(domain.CodeGateReached, "step %s is gated for human review", st.ID)
@@ -392,6 +400,55 @@ func (r *run) stepName(id string) string {
 		return r.c.ID + "/" + id
 	}
 	return id
+}
+
+// optionalExpectation is what the screen must show at steps[i], an
+// optional step: its when holds, or the screen is ready for what comes
+// after it (the next optional step's when, and so on, up to the first
+// step without a when, whose own expectation; the checkpoint when none).
+func (r *run) optionalExpectation(i int) expectation {
+	st := &r.c.Steps[i]
+	return expectation{name: st.ID, check: func(s *domain.UiSnapshot) (bool, domain.FailureCode, string) {
+		for j := i; j < len(r.c.Steps); j++ {
+			next := &r.c.Steps[j]
+			if next.When == nil {
+				return r.stepExpectation(next).check(s)
+			}
+			if evalTrue(s, next.When) {
+				return true, "", ""
+			}
+		}
+		return true, "", ""
+	}}
+}
+
+// entryExpectation is what the entrypoint must show: the first step's
+// expectation, or, when it is optional, its optionalExpectation.
+func (r *run) entryExpectation() expectation {
+	if r.c.Steps[0].When != nil {
+		return r.optionalExpectation(0)
+	}
+	return r.stepExpectation(&r.c.Steps[0])
+}
+
+// skipUnless settles an optional step: it waits until its when holds or
+// the screen is ready for what follows (optionalExpectation), then
+// records the step skipped when its when does not hold. A screen that
+// is neither (an outcome, a recovery condition, an unknown screen) is left
+// to the step's own judgement, which handles it as for any step.
+func (r *run) skipUnless(ctx context.Context, i int) (bool, *end) {
+	st := &r.c.Steps[i]
+	v := r.settle(ctx, r.optionalExpectation(i), r.o.StepWait)
+	if v.kind != vExpected || evalTrue(v.snap, st.When) {
+		return false, nil
+	}
+	res := domain.StepResult{ID: r.stepName(st.ID), Action: st.Action, Status: "skipped", Message: "its when does not hold"}
+	r.rec.Steps = append(r.rec.Steps, res)
+	if r.o.OnStep != nil {
+		r.o.OnStep(res)
+	}
+	r.emit(res.ID, evidence.StepFinished{Status: res.Status})
+	return true, nil
 }
 
 func (r *run) recordStep(ctx context.Context, res domain.StepResult, started time.Time, e *end) {
