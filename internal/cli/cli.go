@@ -49,7 +49,9 @@ const ExitInterrupted = 130
 // inherit one; a token in the file CUA_PRINCIPAL_TOKEN_FILE names is read
 // then too. ctx is the root
 // context: cancel it (cmd/cua does so on SIGINT and SIGTERM) and Main
-// returns within InterruptGrace, even if the command is stuck.
+// returns within InterruptGrace, even if the command is stuck; a command
+// annotated [cmdutil.DrainsOnSignal] (cua worker, cua serve) is waited
+// for: it bounds its own drain.
 func Main(ctx context.Context, args []string, io *IOStreams) int {
 	secrets := secret.TakeEnv()
 	signkey.TakeEnv()
@@ -72,6 +74,9 @@ func Main(ctx context.Context, args []string, io *IOStreams) int {
 	case code := <-done:
 		return code
 	case <-ctx.Done():
+	}
+	if c, _, err := root.Find(args); err == nil && c.Annotations[cmdutil.DrainsOnSignal] != "" {
+		return <-done // it bounds its own drain and stops at a second signal
 	}
 	t := time.NewTimer(InterruptGrace)
 	defer t.Stop()

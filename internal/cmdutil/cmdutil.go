@@ -64,6 +64,12 @@ func FlagErrorf(format string, args ...any) error {
 	return &FlagError{Err: fmt.Errorf(format, args...)}
 }
 
+// DrainsOnSignal is the cobra annotation of a command that winds itself
+// down on SIGINT or SIGTERM within a bound it keeps (a queue worker
+// draining its runs) and stops at a second signal: the root waits for it
+// instead of giving up after its short grace.
+const DrainsOnSignal = "cua/drains-on-signal"
+
 // ExitError carries an exit code decided by a command (a run's status).
 type ExitError struct{ Code int }
 

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cuahq/cua/internal/fsx"
@@ -90,6 +91,7 @@ type client interface {
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
 	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
 }
 
@@ -100,6 +102,8 @@ type Queue struct {
 	keys      KeyStore
 	close     func()
 	workers   int
+	stats     *drainStats        // how this process's jobs ended (Drain)
+	drained   atomic.Bool        // Drain ran: Stop has nothing left to do
 	endpoints uiendpoints.Bundle // River UI's view of the same client
 }
 
@@ -110,7 +114,8 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	rc := riverConfig(cfg)
+	stats := &drainStats{}
+	rc := riverConfig(cfg, stats)
 	var q *Queue
 	var err error
 	if IsPostgres(cfg.DB) {
@@ -121,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.caps, q.keys = cfg.Capabilities, cfg.Keys
+	q.caps, q.keys, q.stats = cfg.Capabilities, cfg.Keys, stats
 	return q, nil
 }
 
@@ -129,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 // process (River's FetchCooldown).
 const fetchCooldown = 10 * time.Millisecond
 
-func riverConfig(cfg Config) *river.Config {
+func riverConfig(cfg Config, stats *drainStats) *river.Config {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -156,7 +161,7 @@ func riverConfig(cfg Config) *river.Config {
 		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour}
 	if cfg.Workers > 0 {
 		ws := river.NewWorkers()
-		river.AddWorker(ws, cfg.Worker)
+		river.AddWorker[RunArgs](ws, counted{Worker: cfg.Worker, st: stats})
 		rc.Workers = ws
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
 	}
@@ -266,9 +271,10 @@ func (q *Queue) Start(ctx context.Context) error {
 	return q.c.Start(ctx)
 }
 
-// Stop waits for running jobs to finish, then stops the workers.
+// Stop waits for running jobs to finish, then stops the workers; after
+// [Queue.Drain] it does nothing.
 func (q *Queue) Stop(ctx context.Context) error {
-	if q.workers == 0 {
+	if q.workers == 0 || q.drained.Load() {
 		return nil
 	}
 	return q.c.Stop(ctx)

@@ -63,6 +63,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
 	workercmd.WarmFlag(cmd, &w.WarmTTL)
 	workercmd.AllowOriginFlag(cmd, &w.AllowOrigins)
+	workercmd.StopGraceFlag(cmd, &w.StopGrace)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Addr, "addr", "127.0.0.1:8810", "listen address (loopback unless --allow-remote)")
 	fl.StringVar(&o.Token, "token", "", "the deployment's serve token, the service principal serve-token "+
@@ -87,6 +88,9 @@ func (o *ServeOptions) Validate() error {
 	if err := workercmd.CheckWarm(o.Worker.WarmTTL); err != nil {
 		return err
 	}
+	if err := workercmd.CheckStopGrace(o.Worker.StopGrace); err != nil {
+		return err
+	}
 	if _, _, err := net.SplitHostPort(o.Addr); err != nil {
 		return cmdutil.FlagErrorf("--addr %q: want HOST:PORT", o.Addr)
 	}
@@ -99,19 +103,24 @@ func (o *ServeOptions) Validate() error {
 	return nil
 }
 
-// Run serves until ctx ends.
+// Run serves until ctx ends (SIGINT or SIGTERM), then drains its workers
+// as cua worker does; a second signal stops at once.
 func Run(ctx context.Context, o *ServeOptions) error {
 	w := &o.Worker
 	var q *jobs.Queue
 	var cat *catalog.Catalog
 	var st store.Store
 	var err error
+	var stop func() // the workers', nil once drained
 	if w.Queue.Workers > 0 {
-		var stop func()
 		if q, cat, st, stop, err = workercmd.StartCatalog(ctx, w); err != nil {
 			return err
 		}
-		defer stop()
+		defer func() {
+			if stop != nil {
+				stop()
+			}
+		}()
 	} else {
 		var done func()
 		if q, cat, st, done, err = workercmd.OpenClientCatalog(ctx, w.Store, w.Queue); err != nil {
@@ -146,8 +155,12 @@ func Run(ctx context.Context, o *ServeOptions) error {
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	fmt.Fprintf(w.IO.ErrOut, "serving %s://%s (%d workers)\n", scheme, ln.Addr(), w.Queue.Workers)
+	forced, release := make(chan (<-chan struct{}), 1), func() {}
 	go func() {
 		<-ctx.Done()
+		var force <-chan struct{}
+		force, release = workercmd.OnSignal() // a second signal
+		forced <- force
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
@@ -156,8 +169,15 @@ func Run(ctx context.Context, o *ServeOptions) error {
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
+	} else if stop == nil {
+		return nil
 	}
-	return nil
+	force := <-forced
+	defer release()
+	err = workercmd.Drain(ctx, w, q, "serve", force)
+	workercmd.Close(stop, err != nil)
+	stop = nil
+	return err
 }
 
 // writeToken makes a token and writes it to <dataDir>/serve.token (0600,

@@ -31,6 +31,9 @@ type WorkerOptions struct {
 	// AllowOrigins are the origins a run's base URL may name besides those
 	// its capability declares (--allow-origin, canonical scheme://host:port).
 	AllowOrigins []string
+	// StopGrace is how long running runs get to end at a stop signal
+	// before they are cancelled and handed back (--stop-grace).
+	StopGrace time.Duration
 }
 
 // NewCmdWorker builds `cua worker`.
@@ -55,6 +58,7 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions)
 	QueueFlags(cmd, &o.Store, &o.Queue)
 	WarmFlag(cmd, &o.WarmTTL)
 	AllowOriginFlag(cmd, &o.AllowOrigins)
+	StopGraceFlag(cmd, &o.StopGrace)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
@@ -94,6 +98,9 @@ func (o *WorkerOptions) Validate() error {
 	if err := CheckWarm(o.WarmTTL); err != nil {
 		return err
 	}
+	if err := CheckStopGrace(o.StopGrace); err != nil {
+		return err
+	}
 	if o.Queue.Workers < 1 {
 		return cmdutil.FlagErrorf("--workers: want 1 or more, got %d", o.Queue.Workers)
 	}
@@ -120,16 +127,34 @@ func ResolveQueue(st *launch.StoreOptions, q *jobs.Config) error {
 	return nil
 }
 
-// Run works the queue until ctx ends.
+// Run works the queue until ctx ends (SIGINT or SIGTERM), then drains
+// (see Drain); a second signal stops at once.
 func Run(ctx context.Context, o *WorkerOptions) error {
-	_, stop, err := Start(ctx, o)
+	q, stop, err := Start(ctx, o)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(o.IO.ErrOut, "worker: %d at once on %s\n", o.Queue.Workers, where(o.Queue))
 	<-ctx.Done()
-	stop()
-	return nil
+	force, release := OnSignal()
+	defer release()
+	err = Drain(ctx, o, q, "worker", force)
+	Close(stop, err != nil)
+	return err
+}
+
+// Close runs stop; after a forced stop it waits for it at most 2s.
+func Close(stop func(), forced bool) {
+	if !forced {
+		stop()
+		return
+	}
+	closed := make(chan struct{})
+	go func() { stop(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+	}
 }
 
 // Start opens the catalog and the queue and starts workers; stop waits
