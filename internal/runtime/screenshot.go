@@ -167,6 +167,12 @@ func (r *Run) BeforeScreenshot(ctx context.Context, d *Dispatcher, step string) 
 		r.awaiting = append(r.awaiting, irreversibleStep{n: n, step: step})
 	}
 	png, _, err := d.maskedShot(ctx)
+	if errors.Is(err, surface.ErrNoFrame) {
+		// A JavaScript dialog is open: nothing can be painted; the
+		// picture taken after the answer shows where it led.
+		r.Logger.DebugContext(ctx, "no screenshot before an irreversible action: nothing painted", slog.String("run_id", r.ID), slog.Int("step", n))
+		return ""
+	}
 	if err != nil {
 		r.Logger.WarnContext(ctx, "screenshot before an irreversible action skipped", slog.String("run_id", r.ID), slog.Int("step", n), slog.Any("error", err))
 		return ""
