@@ -130,6 +130,9 @@ var Rules = []Rule{
 	// of the module but the fsx leaf; evidence signs every finished bundle's manifest with
 	// it (invariant 18).
 	{Pkg: evidence + "/signkey"},
+	// The evidence store a fleet shares (--evidence file:// or s3://):
+	// publishing closed bundles and fetching them back, bounded.
+	{Pkg: evidence + "/evstore", MayImport: []string{evidence}},
 	// The port; store/sqlite, store/postgres and store/storetest inherit it
 	// plus store.
 	{Pkg: store, MayImport: []string{domain}},
@@ -205,7 +208,8 @@ var Rules = []Rule{
 	// What every command shares: streams, the factory, exit-code errors,
 	// flag helpers and opening the catalog a --db names, and resolving the
 	// principal running the command (CUA_PRINCIPAL_TOKEN or the OS user).
-	{Pkg: cmdutil, MayImport: []string{domain, redact, pipeline, launch, catalog, store, report, principal}},
+	// evidence and evidence/evstore: --evidence publishes bundles to a store.
+	{Pkg: cmdutil, MayImport: []string{domain, redact, pipeline, launch, catalog, store, report, principal, evidence, evidence + "/evstore"}},
 	// The one bounded reader of files (invariant 22): stdlib only, a leaf
 	// every row but domain may import (see [Leaves]).
 	{Pkg: fsx},

@@ -92,6 +92,10 @@ type Bundle struct {
 	// hash (from run_started, else the record) and the digest of the
 	// inputs run_started carries.
 	capability, contentHash, inputsDigest string
+	// root is the data root the bundle was opened under; publishErr is
+	// its publish's error at Close (see PublishTo).
+	root       string
+	publishErr error
 }
 
 // Open creates <root>/runs/<runID>/ and its event log. The bundle is
@@ -115,7 +119,7 @@ func Open(root, runID string, red *redact.Redactor) (*Bundle, error) {
 		return nil, fmt.Errorf("evidence: create event log: %w", err)
 	}
 	return &Bundle{dir: dir, red: red, f: f, w: bufio.NewWriterSize(f, 64<<10), prev: Genesis, runID: runID,
-		key: key, inputKey: inputKey(key)}, nil
+		key: key, inputKey: inputKey(key), root: root}, nil
 }
 
 // Dir returns the run's evidence directory.
@@ -208,7 +212,9 @@ func (b *Bundle) WriteRecord(rec *domain.RunRecord) error {
 // writes manifest.json (see Manifest) atomically over every file the run
 // directory then holds and, with a deployment key, manifest.sig (see
 // Signature). It is idempotent. An Append that returned nil
-// before Close is on disk after it.
+// before Close is on disk after it. When a store is configured for the
+// bundle's data root (PublishTo), the finished bundle is then published to
+// it; a publish failure does not fail Close (see PublishErr).
 func (b *Bundle) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -228,10 +234,13 @@ func (b *Bundle) Close() error {
 	}
 	raw, err := writeManifest(b.dir, Manifest{RunID: b.runID, ChainHead: b.prev, Events: b.seq,
 		Capability: b.capability, ContentHash: b.contentHash, InputsDigest: b.inputsDigest, SigningKey: publicText(b.key)})
-	if err != nil || b.key == nil {
-		return err
+	if err == nil && b.key != nil {
+		err = writeSignature(b.dir, raw, b.key)
 	}
-	return writeSignature(b.dir, raw, b.key)
+	if err == nil {
+		b.publish()
+	}
+	return err
 }
 
 func writeAtomic(path string, data []byte) error {
