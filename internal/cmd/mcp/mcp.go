@@ -63,6 +63,7 @@ func NewCmdMCP(f *cmdutil.Factory, runF func(context.Context, *mcpOptions) error
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
 	cmdutil.DataDirFlag(cmd, &opts.DataDir)
 	cmdutil.StoreFlags(cmd, &opts.Store, false)
+	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
 

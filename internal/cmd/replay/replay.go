@@ -85,6 +85,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions)
 	fl.BoolVar(&opts.Park, "park", false, "park a NEEDS_HUMAN escalation for an operator (served by --console) instead of ending the run")
 	fl.DurationVar(&r.ParkTimeout, "park-timeout", replay.DefaultParkTimeout, "how long a parked run waits for an operator before it ends NEEDS_HUMAN")
 	opts.ParkConsole.Bind(cmd, "console")
+	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
 

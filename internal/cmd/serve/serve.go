@@ -74,6 +74,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 	fl.BoolVar(&o.RiverUI, "river-ui", false, "also serve River's own UI, read-only, under /river/ (browsers sign in at /signin with the token)")
+	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
 

@@ -62,6 +62,7 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
 
