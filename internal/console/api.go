@@ -18,6 +18,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/cuahq/cua/internal/hitl"
+	"github.com/cuahq/cua/internal/runtime"
 	"github.com/cuahq/cua/internal/surface"
 )
 
@@ -34,6 +35,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /signin", s.signin)
 	m.HandleFunc("GET /api/sessions", s.list)
 	m.HandleFunc("GET /api/view", s.view)
+	m.HandleFunc("GET /api/plan", s.plan)
 	m.HandleFunc("POST /api/claim", s.guarded(s.claim))
 	m.HandleFunc("POST /api/renew", s.guarded(s.renew))
 	m.HandleFunc("POST /api/release", s.guarded(s.release))
@@ -125,10 +127,15 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "list failed"})
 		return
 	}
-	if rows == nil {
-		rows = []hitl.Waiting{}
+	out := make([]row, 0, len(rows))
+	for _, w := range rows {
+		rw := row{Waiting: w}
+		if lv, ok := s.session(w.SessionID); ok {
+			rw.HumanEffects = lv.humanEffects()
+		}
+		out = append(out, rw)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"sessions": rows})
+	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
 
 // view tells what the screencast cannot show: an open JavaScript dialog.
@@ -156,6 +163,23 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// row is a waiting session as the list shows it: the queue's row and
+// the elevated or irreversible gestures operators sent in it since it
+// parked (the run's own effects, in Effects, are the automation's).
+type row struct {
+	hitl.Waiting
+	HumanEffects []HumanEffect `json:"human_effects,omitempty"`
+}
+
+// blockedError refuses a resume its plan blocks.
+type blockedError struct {
+	plan runtime.ResumePlan
+}
+
+func (e *blockedError) Error() string {
+	return "resume refused: " + strings.Join(e.plan.Blocked, "; ")
+}
+
 type leaseReq struct {
 	Session string `json:"session"`
 	Epoch   uint64 `json:"epoch"`
@@ -175,6 +199,11 @@ func (s *Server) leaseOp(w http.ResponseWriter, r *http.Request, do func(ctx con
 		return
 	}
 	st, err := do(r.Context(), q)
+	var blocked *blockedError
+	if errors.As(err, &blocked) {
+		writeJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "plan": blocked.plan})
+		return
+	}
 	if err != nil {
 		writeJSON(w, errStatus(err), map[string]any{"error": err.Error(), "lease": st})
 		return
@@ -208,10 +237,47 @@ func (s *Server) release(w http.ResponseWriter, r *http.Request, op string) {
 	})
 }
 
+// resume wakes the parked run, unless its resume plan (computed by the
+// engine on the screen as it is now) says resuming would fail or only
+// park again: then 409 with the reasons and the plan, and nothing moves.
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, op string) {
 	s.leaseOp(w, r, func(ctx context.Context, q leaseReq) (hitl.Status, error) {
+		if lv, ok := s.session(q.Session); ok {
+			plan, has, err := lv.plan(ctx)
+			if err != nil {
+				return hitl.Status{}, fmt.Errorf("resume %s: %w", q.Session, err)
+			}
+			if has && len(plan.Blocked) > 0 {
+				return hitl.Status{}, &blockedError{plan: plan}
+			}
+		}
 		return s.cfg.Broker.Resume(ctx, q.Session, "human:"+op)
 	})
+}
+
+// plan serves the session's resume plan: what the run will do when
+// resumed now, and what blocks resuming. A run that gives no plan (not a
+// replay run) answers {"plan": null}.
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.signedIn(r, false); !ok {
+		http.Error(w, "sign in", http.StatusForbidden)
+		return
+	}
+	lv, ok := s.session(r.URL.Query().Get("session"))
+	if !ok {
+		http.Error(w, "no such live session", http.StatusNotFound)
+		return
+	}
+	plan, has, err := lv.plan(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "resume plan: " + lv.p.Run.Redactor.String(err.Error())})
+		return
+	}
+	if !has {
+		writeJSON(w, http.StatusOK, map[string]any{"plan": nil})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"plan": plan})
 }
 
 func (s *Server) input(w http.ResponseWriter, r *http.Request, op string) {

@@ -29,8 +29,15 @@ type live struct {
 	// geometry of the newest frame sent, to map a click on it to the page.
 	scrollX, scrollY, scale float64
 
-	castMu   sync.Mutex
-	subs     map[chan []byte]struct{}
+	// effects are the elevated and irreversible gestures operators sent
+	// (effMu: the list reads them while a gesture may hold mu).
+	effMu   sync.Mutex
+	effects []HumanEffect
+
+	castMu sync.Mutex
+	subs   map[chan []byte]struct{}
+	last   []byte // the newest masked frame sent, for a watcher who joins
+
 	castStop context.CancelFunc
 	closed   bool
 }
@@ -182,7 +189,46 @@ func (lv *live) act(ctx context.Context, operator string, in Input) (Outcome, er
 		return out, fmt.Errorf("%w: %v", errRefused, err)
 	}
 	out.Dispatched = true
+	if out.Risk.Rank() >= domain.RiskElevated.Rank() {
+		lv.effMu.Lock()
+		lv.effects = append(lv.effects, HumanEffect{Principal: operator, Role: node.Role, Name: lv.p.Run.Redactor.String(node.Name),
+			Risk: out.Risk, Effect: domain.EffectSentUnconfirmed})
+		lv.effMu.Unlock()
+	}
 	return out, nil
+}
+
+// HumanEffect is an elevated or irreversible gesture an operator sent in
+// a parked session: it may have reached the application, whatever the
+// run's own effects say.
+type HumanEffect struct {
+	Principal string        `json:"principal"`
+	Role      string        `json:"role"`
+	Name      string        `json:"name"`
+	Risk      domain.Risk   `json:"risk"`
+	Effect    domain.Effect `json:"effect"`
+}
+
+// humanEffects returns a copy of the gestures operators sent.
+func (lv *live) humanEffects() []HumanEffect {
+	lv.effMu.Lock()
+	defer lv.effMu.Unlock()
+	return append([]HumanEffect(nil), lv.effects...)
+}
+
+// plan returns the run's resume plan on the screen now, and false when
+// the run gives none.
+func (lv *live) plan(ctx context.Context) (runtime.ResumePlan, bool, error) {
+	if lv.p.Plan == nil {
+		return runtime.ResumePlan{}, false, nil
+	}
+	lv.mu.Lock()
+	defer lv.mu.Unlock()
+	p, err := lv.p.Plan(ctx)
+	if err != nil {
+		return p, true, err
+	}
+	return p, true, nil
 }
 
 // events is the run's evidence as the principal's dispatcher writes it:
@@ -306,6 +352,11 @@ func (lv *live) subscribe(logger *slog.Logger) (<-chan []byte, func()) {
 		lv.subs = map[chan []byte]struct{}{}
 	}
 	lv.subs[ch] = struct{}{}
+	// A still page paints no new frame: a watcher who joins (a second tab,
+	// a reconnect) gets the newest one sent, masked like every other.
+	if lv.last != nil {
+		ch <- lv.last
+	}
 	if lv.castStop == nil {
 		ctx, cancel := context.WithCancel(context.Background())
 		lv.castStop = cancel
@@ -343,6 +394,7 @@ func (lv *live) castLoop(ctx context.Context, logger *slog.Logger) {
 		}
 		lv.castMu.Lock()
 		defer lv.castMu.Unlock()
+		lv.last = png
 		for ch := range lv.subs {
 			select {
 			case <-ch: // drop the older frame the watcher did not take

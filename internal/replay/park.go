@@ -39,13 +39,15 @@ func (r *run) park(ctx context.Context, i int, e *end) (int, bool) {
 	before, _ := r.disp.Observe(ctx) // the screen handed over, for the delta
 	timeout := r.parkTimeout()
 	pctx, cancel := context.WithTimeout(ctx, timeout)
-	err := r.o.Park.Park(pctx, runtime.Parked{
+	pl := &planner{r: r, i: i, code: e.code}
+	err := r.o.Park.Park(pctx, runtime.Parked{Plan: pl.plan,
 		Waiting: hitl.Waiting{SessionID: r.rt.ID, RunID: r.rt.ID, Capability: r.c.Ref(), Step: st.ID,
 			FailureCode: e.code, Effects: r.eff.summary(), Summary: r.o.Redactor.String(e.msg)},
 		Run: r.rt, Surface: r.o.Surface, Holder: r.disp.Holder(), Epoch: r.disp.Epoch(),
 		Domains: r.rt.Domains(r.c.Policy.AllowedDomains), EntryOrigin: r.rt.EntryOrigin(),
 	})
 	cancel()
+	pl.end() // no plan observes the surface once the run takes it back
 	if err != nil {
 		e.msg = fmt.Sprintf("%s; parked for a person, not resumed within %s", e.msg, timeout)
 		return i, false
@@ -65,16 +67,7 @@ func (r *run) park(ctx context.Context, i int, e *end) (int, bool) {
 // With no such step the run goes on at i, whose expectation the step loop
 // checks again (failing closed on a screen it does not know).
 func (r *run) afterTakeover(ctx context.Context, i int, before *domain.UiSnapshot) int {
-	done := func(s *domain.UiSnapshot) int {
-		next := i
-		for j := i; j < len(r.c.Steps); j++ {
-			st := &r.c.Steps[j]
-			if st.Postcondition != nil && st.Action != domain.ActAssert && evalTrue(s, st.Postcondition) {
-				next = j + 1
-			}
-		}
-		return next
-	}
+	done := func(s *domain.UiSnapshot) int { return r.doneThrough(s, i) }
 	// A page the person's last gesture loads may still be on its way: wait
 	// a moment for the screen to show a step done before judging it.
 	exp := expectation{name: "the screen after the takeover", check: func(s *domain.UiSnapshot) (bool, domain.FailureCode, string) {
@@ -103,6 +96,20 @@ func (r *run) afterTakeover(ctx context.Context, i int, before *domain.UiSnapsho
 			res.Risk, res.Effect = risk, domain.EffectConfirmed
 		}
 		r.rec.Steps = append(r.rec.Steps, res)
+	}
+	return next
+}
+
+// doneThrough is the step a run parked at step i goes on at on screen s:
+// after the last step (from i on) whose postcondition already holds, or i
+// when none does.
+func (r *run) doneThrough(s *domain.UiSnapshot, i int) int {
+	next := i
+	for j := i; j < len(r.c.Steps); j++ {
+		st := &r.c.Steps[j]
+		if st.Postcondition != nil && st.Action != domain.ActAssert && evalTrue(s, st.Postcondition) {
+			next = j + 1
+		}
 	}
 	return next
 }

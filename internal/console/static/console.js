@@ -23,7 +23,11 @@
     for (const w of list) {
       const tr = document.createElement('tr');
       tr.dataset.session = w.session_id;
-      const eff = w.effects ? (w.effects.sent ? 'sent' : 'none sent') : '';
+      let eff = w.effects ? (w.effects.sent ? 'sent' : 'none sent') : '';
+      if (w.human_effects && w.human_effects.length) {
+        const by = w.human_effects.map((h) => h.risk + ' ' + h.role + ' "' + h.name + '" sent by ' + h.principal);
+        eff = (w.effects && w.effects.sent ? 'sent; ' : '') + by.join('; ');
+      }
       const state = w.lease ? w.lease.state + (w.lease.holder.startsWith('human:') ? ' (' + w.lease.holder.slice(6) + ')' : '') : 'not in this process';
       for (const t of [w.session_id, w.capability, w.step, w.failure_code + ': ' + w.summary, eff, state]) {
         const td = document.createElement('td'); td.textContent = t; tr.appendChild(td);
@@ -37,13 +41,54 @@
       body.appendChild(tr);
       if (w.session_id === watching && w.lease) {
         $('lease').textContent = w.lease.state + ' epoch ' + w.lease.epoch;
+        showHolder(w.lease);
         // Another holder at our epoch or later took the session (an expiry, a
         // colleague). A list fetched before our claim answered shows an older
         // epoch: it must not undo the claim.
-        if (w.lease.holder !== 'human:' + document.querySelector('meta[name=operator]').content && w.lease.epoch >= epoch) { epoch = 0; }
+        if (w.lease.holder !== 'human:' + me() && w.lease.epoch >= epoch) { epoch = 0; }
       }
     }
-    if (watching) { view(); }
+    if (watching) { view(); plan(); }
+  }
+
+  const me = () => document.querySelector('meta[name=operator]').content;
+  // showHolder says who holds the watched session and until when; a hold of
+  // this principal from another tab or browser can be picked up with Claim.
+  function showHolder(l) {
+    let text = 'held by the automation';
+    if (l.holder.startsWith('human:')) {
+      const who = l.holder.slice(6);
+      text = 'held by ' + who + (l.expires_at ? ' until ' + new Date(l.expires_at).toISOString().slice(11, 19) + ' UTC' : '');
+      if (who === me() && !epoch && l.state === 'HUMAN_CONTROL') { text += ' (your claim from another tab: Claim picks it up here)'; }
+    } else if (l.state === 'PAUSED') {
+      text = 'waiting for an operator';
+    }
+    $('holder').textContent = text;
+  }
+
+  // plan shows what the run will do if resumed now and disables Resume
+  // with the reason when resuming would fail.
+  async function plan() {
+    const r = await fetch('/api/plan?session=' + encodeURIComponent(watching), { credentials: 'same-origin' });
+    if (!r.ok) { return; }
+    showPlan((await r.json()).plan);
+  }
+  function showPlan(p) {
+    const ul = $('plan-steps'), li = (t, cls) => { const e = document.createElement('li'); e.textContent = t; if (cls) { e.className = cls; } ul.appendChild(e); };
+    ul.replaceChildren();
+    const blocked = p && p.blocked && p.blocked.length ? p.blocked.join('; ') : '';
+    $('blocked').hidden = !blocked;
+    $('blocked').textContent = blocked ? 'Resume blocked: ' + blocked : '';
+    $('resume').disabled = !!blocked;
+    $('resume').title = blocked;
+    if (!p) { li('this run gives no plan'); return; }
+    li('parked at ' + p.parked_at);
+    li('skip (done already): ' + (p.skip && p.skip.length ? p.skip.join(', ') : 'none'));
+    li(p.resume_at ? 'resume at ' + p.resume_at : 'every step is done: read the results');
+    for (const a of p.ahead || []) {
+      const how = !a.reached ? 'after a gate: parks before it' : a.authorized ? 'authorized for this run' : 'NOT authorized: ' + a.why;
+      li('ahead: ' + a.step + ' (' + a.risk + ', ' + how + ')', a.reached && !a.authorized ? 'unauthorized' : '');
+    }
   }
 
   async function view() {
@@ -97,7 +142,8 @@
   });
   $('resume').addEventListener('click', async () => {
     const r = await post('/api/resume', { session: watching });
-    say(r.ok ? 'resumed' : 'resume refused: ' + (r.data.error || r.status)); refresh();
+    if (r.data && r.data.plan) { showPlan(r.data.plan); }
+    say(r.ok ? 'resumed' : (r.data.error || 'resume refused: ' + r.status)); refresh();
   });
   $('dialog-ok').addEventListener('click', () => act({ kind: 'dialog_accept' }));
   $('dialog-cancel').addEventListener('click', () => act({ kind: 'dialog_dismiss' }));
