@@ -207,3 +207,52 @@ func TestParkTimeout(t *testing.T) {
 		t.Fatalf("queue after the timeout = %+v, %v; want empty", rows, err)
 	}
 }
+
+// TestResumePlanOfParkedRun: the gated transfer (run without
+// --allow-irreversible) parks at submit. Before the person acts, the plan
+// resumes at submit, names submit ahead as irreversible and not
+// authorized, and blocks: resuming would only park at the gate again.
+// After the person pressed Submit transfer, the plan skips submit,
+// resumes at read_confirmation with nothing blocked; the run then
+// succeeds, and a plan asked for once the run took its session back is
+// refused.
+func TestResumePlanOfParkedRun(t *testing.T) {
+	t.Parallel()
+	var parked runtime.Parked
+	op := newOperator(t, func(ctx context.Context, p runtime.Parked, d *runtime.Dispatcher) error {
+		parked = p
+		before, err := p.Plan(ctx)
+		if err != nil {
+			return err
+		}
+		if before.ParkedAt != "submit" || before.ResumeAt != "submit" || len(before.Skip) != 0 || len(before.Ahead) != 1 ||
+			before.Ahead[0].Step != "submit" || before.Ahead[0].Risk != domain.RiskIrreversible || before.Ahead[0].Authorized ||
+			before.Ahead[0].Reached || len(before.Blocked) != 1 || !strings.Contains(before.Blocked[0], "gate submit") {
+			return fmt.Errorf("plan before the person acted = %+v", before)
+		}
+		if err := pressSubmit(ctx, p, d); err != nil {
+			return err
+		}
+		after, err := p.Plan(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(after.Skip, []string{"submit"}) || after.ResumeAt != "read_confirmation" || len(after.Blocked) != 0 || len(after.Ahead) != 0 {
+			return fmt.Errorf("plan after the submit = %+v", after)
+		}
+		return nil
+	})
+	b := setup(t, spec{cap: "transfer.yaml", app: func() *sim.Flow { return transferApp("TRF-0002") },
+		inputs: map[string]string{"amount": "25"}})
+	b.opts.Park, b.opts.ParkTimeout = op, 60*time.Second
+	rec := b.run(t)
+	if err := <-op.errs; err != nil {
+		t.Fatalf("operator: %v", err)
+	}
+	if rec.Status != domain.StatusSuccess {
+		t.Fatalf("run = %s %s %q", rec.Status, rec.FailureCode, rec.Message)
+	}
+	if _, err := parked.Plan(t.Context()); err == nil || !strings.Contains(err.Error(), "no longer parked") {
+		t.Fatalf("plan after the run went on: %v, want refused", err)
+	}
+}
