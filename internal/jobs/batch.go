@@ -20,6 +20,7 @@ import (
 
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/fsx"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // Row is one line of a batch's inputs file.
@@ -184,7 +185,25 @@ func (r RowResult) Class() string {
 type Progress struct {
 	Total, Done, Failed, NeedsHuman, Skipped int
 	Elapsed                                  time.Duration
+	// Rescue counts the rows whose job is held by a worker that stopped:
+	// it has been running longer than the job timeout plus [RescueSlack]
+	// (a live worker would have ended it) and waits for River to rescue
+	// it. RescueIn is the longest of their waits left: River's rescuer,
+	// which looks every [RescuerInterval], rescues a job at most that long
+	// after its rescue delay has passed since the attempt began. The batch
+	// takes its own --job-timeout and --rescue-after as the fleet's.
+	Rescue   int
+	RescueIn time.Duration
 }
+
+// RescueSlack is how long past the job timeout a live worker may take to
+// return a timed-out run (its browser closing) before the batch counts
+// the job as held by a stopped worker.
+const RescueSlack = 10 * time.Second
+
+// RescuerInterval is how often River's rescuer looks for stuck jobs (its
+// default, which the queue keeps).
+const RescuerInterval = 30 * time.Second
 
 // Finished is how many rows have ended, skipped ones included.
 func (p Progress) Finished() int { return p.Done + p.Failed + p.NeedsHuman }
@@ -197,13 +216,14 @@ func (p Progress) Rate() float64 {
 	return float64(p.Finished()-p.Skipped) / p.Elapsed.Seconds()
 }
 
-// ETA is the time left at the current rate; 0 when unknown.
+// ETA is the time left at the current rate, and at least the wait for
+// a rescue (RescueIn) while rows wait for one; 0 when unknown.
 func (p Progress) ETA() time.Duration {
 	r := p.Rate()
 	if r <= 0 {
-		return 0
+		return p.RescueIn
 	}
-	return time.Duration(float64(p.Total-p.Finished()) / r * float64(time.Second))
+	return max(time.Duration(float64(p.Total-p.Finished())/r*float64(time.Second)), p.RescueIn)
 }
 
 // BatchParams is one batch.
@@ -259,7 +279,8 @@ func (q *Queue) RunBatch(ctx context.Context, p BatchParams) (Progress, error) {
 	t := time.NewTicker(p.Tick)
 	defer t.Stop()
 	for len(pending) > 0 {
-		if err := q.collect(ctx, pending, results, f, &pr, report); err != nil {
+		pr.Rescue, pr.RescueIn = 0, 0
+		if err := q.collect(ctx, now(), pending, results, f, &pr, report); err != nil {
 			return pr, err
 		}
 		if len(pending) == 0 {
@@ -332,8 +353,8 @@ func (p BatchParams) rowArgs(r Row) RunArgs {
 }
 
 // collect reads the pending jobs, moving each final one to results and
-// the results file.
-func (q *Queue) collect(ctx context.Context, pending map[int64]Row, results map[int]RowResult, f *os.File, pr *Progress, report func()) error {
+// the results file, and counts those waiting for a rescue.
+func (q *Queue) collect(ctx context.Context, now time.Time, pending map[int64]Row, results map[int]RowResult, f *os.File, pr *Progress, report func()) error {
 	ids := make([]int64, 0, len(pending))
 	for id := range pending {
 		ids = append(ids, id)
@@ -347,6 +368,9 @@ func (q *Queue) collect(ctx context.Context, pending map[int64]Row, results map[
 		ids = ids[n:]
 		for _, j := range js {
 			if !j.Final() {
+				if wait, ok := q.rescueWait(j, now); ok {
+					pr.Rescue, pr.RescueIn = pr.Rescue+1, max(pr.RescueIn, wait)
+				}
 				continue
 			}
 			r := pending[j.ID]
@@ -362,6 +386,16 @@ func (q *Queue) collect(ctx context.Context, pending map[int64]Row, results map[
 		}
 	}
 	return f.Sync()
+}
+
+// rescueWait reports whether j is held by a stopped worker (see
+// [Progress.Rescue]) and how long until River rescues it.
+func (q *Queue) rescueWait(j *Job, now time.Time) (time.Duration, bool) {
+	if j.State != string(rivertype.JobStateRunning) || j.attemptedAt.IsZero() || q.timeout <= 0 ||
+		now.Sub(j.attemptedAt) <= q.timeout+RescueSlack {
+		return 0, false
+	}
+	return max(j.attemptedAt.Add(q.rescue+RescuerInterval).Sub(now), 0), true
 }
 
 func count(pr *Progress, r RowResult) {

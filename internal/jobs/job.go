@@ -32,6 +32,8 @@ type Job struct {
 	// AlreadyRan is set with Duplicate once the key's job ran (or was
 	// queued): its run and when it began.
 	AlreadyRan *AlreadyRan `json:"already_ran,omitempty"`
+
+	attemptedAt time.Time // when its current attempt began
 }
 
 // Final reports whether the job will not change any more.
@@ -61,6 +63,9 @@ func jobOf(row *rivertype.JobRow) (*Job, error) {
 	}
 	j.Result = md.Output
 	j.AttemptedBy = row.AttemptedBy
+	if row.AttemptedAt != nil {
+		j.attemptedAt = *row.AttemptedAt
+	}
 	for _, e := range row.Errors {
 		j.Errors = append(j.Errors, e.Error)
 	}
@@ -92,7 +97,8 @@ func (q *Queue) Submit(ctx context.Context, a RunArgs) (*Job, error) {
 
 // insert puts a checked run in the queue.
 func (q *Queue) insert(ctx context.Context, a RunArgs) (*Job, error) {
-	res, err := q.c.Insert(ctx, a, nil)
+	o := a.InsertOpts() // River takes metadata only from the options passed
+	res, err := q.c.Insert(ctx, a, &o)
 	if err != nil {
 		return nil, fmt.Errorf("submit %s: %w", a.Ref, err)
 	}

@@ -97,14 +97,17 @@ type client interface {
 
 // Queue is the run queue. Safe for concurrent use.
 type Queue struct {
-	c         client
-	caps      Capabilities
-	keys      KeyStore
-	close     func()
-	workers   int
-	stats     *drainStats        // how this process's jobs ended (Drain)
-	drained   atomic.Bool        // Drain ran: Stop has nothing left to do
-	endpoints uiendpoints.Bundle // River UI's view of the same client
+	c       client
+	caps    Capabilities
+	keys    KeyStore
+	close   func()
+	workers int
+	stats   *drainStats // how this process's jobs ended (Drain)
+	drained atomic.Bool // Drain ran: Stop has nothing left to do
+	// timeout and rescue are the job timeout and rescue delay in effect,
+	// which a batch takes as the fleet's (see [Progress.Rescue]).
+	timeout, rescue time.Duration
+	endpoints       uiendpoints.Bundle // River UI's view of the same client
 }
 
 // Open opens the queue's database, creates or upgrades River's tables
@@ -127,6 +130,7 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	q.caps, q.keys, q.stats = cfg.Capabilities, cfg.Keys, stats
+	q.timeout, q.rescue = rc.JobTimeout, rc.RescueStuckJobsAfter
 	return q, nil
 }
 
@@ -160,6 +164,7 @@ func riverConfig(cfg Config, stats *drainStats) *river.Config {
 		CompletedJobRetentionPeriod: 30 * 24 * time.Hour, CancelledJobRetentionPeriod: 30 * 24 * time.Hour,
 		DiscardedJobRetentionPeriod: 30 * 24 * time.Hour}
 	if cfg.Workers > 0 {
+		rc.Middleware = []rivertype.Middleware{jobLogMiddleware()}
 		ws := river.NewWorkers()
 		river.AddWorker[RunArgs](ws, counted{Worker: cfg.Worker, st: stats})
 		rc.Workers = ws

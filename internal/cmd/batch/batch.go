@@ -65,6 +65,7 @@ func NewCmdBatch(f *cmdutil.Factory, runF func(context.Context, *BatchOptions) e
 	fl.StringArrayVar(&o.Args.ReleaseGates, "release-gate", nil, "release the gate before step ID (repeatable)")
 	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
 
@@ -147,7 +148,7 @@ type printer struct {
 	w     io.Writer
 	tty   bool
 	last  time.Time
-	shown int
+	shown [2]int // rows finished and rows waiting for a rescue, last shown
 }
 
 func (p *printer) print(pr jobs.Progress) {
@@ -155,10 +156,11 @@ func (p *printer) print(pr jobs.Progress) {
 		fmt.Fprintf(p.w, "\r\x1b[K%s", Line(pr, true))
 		return
 	}
-	if time.Since(p.last) < time.Second && pr.Finished() != pr.Total || pr.Finished() == p.shown {
+	now := [2]int{pr.Finished(), pr.Rescue}
+	if time.Since(p.last) < time.Second && pr.Finished() != pr.Total || now == p.shown {
 		return
 	}
-	p.last, p.shown = time.Now(), pr.Finished()
+	p.last, p.shown = time.Now(), now
 	fmt.Fprintln(p.w, Line(pr, false))
 }
 
@@ -178,7 +180,18 @@ func Line(pr jobs.Progress, bar bool) string {
 		}
 		b.WriteString("[" + strings.Repeat("#", cells) + strings.Repeat(".", 30-cells) + "] ")
 	}
-	fmt.Fprintf(&b, "%d/%d done %d failed %d needs-human %d  %.1f/s  ETA %s",
-		pr.Finished(), pr.Total, pr.Done, pr.Failed, pr.NeedsHuman, pr.Rate(), pr.ETA().Round(time.Second))
+	fmt.Fprintf(&b, "%d/%d done %d failed %d needs-human %d  %.1f/s",
+		pr.Finished(), pr.Total, pr.Done, pr.Failed, pr.NeedsHuman, pr.Rate())
+	if pr.Rescue > 0 {
+		fmt.Fprintf(&b, "  %d waiting for rescue of a stopped worker, up to %s", pr.Rescue, pr.RescueIn.Round(time.Second))
+	}
+	switch eta := pr.ETA(); {
+	case pr.Rescue > 0 && eta == pr.RescueIn:
+		b.WriteString("  ETA after the rescue and its rerun")
+	case eta == 0 && pr.Finished() < pr.Total:
+		b.WriteString("  ETA unknown")
+	default:
+		fmt.Fprintf(&b, "  ETA %s", eta.Round(time.Second))
+	}
 	return b.String()
 }
