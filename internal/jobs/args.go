@@ -1,8 +1,10 @@
 package jobs
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -54,16 +56,44 @@ type RunArgs struct {
 func (RunArgs) Kind() string { return Kind }
 
 // InsertOpts implements river.JobArgsWithInsertOpts: a run with an
-// idempotency key is unique by (Ref, IdempotencyKey) in every state.
+// idempotency key is unique by (Ref, IdempotencyKey) in every state. Its
+// tags, which River UI shows and filters by, name its capability
+// ([CapabilityTag]) and "batch" for a batch's row; its metadata names the
+// capability as referenced (see [Queue.Submit]).
 func (a RunArgs) InsertOpts() river.InsertOpts {
-	o := river.InsertOpts{MaxAttempts: MaxAttempts, Priority: max(a.Priority, 1)}
+	o := river.InsertOpts{MaxAttempts: MaxAttempts, Priority: max(a.Priority, 1), Tags: []string{}}
 	if a.IdempotencyKey != "" {
 		o.UniqueOpts = river.UniqueOpts{ByArgs: true}
 	}
-	if a.Batch != "" {
-		o.Tags = []string{"batch"}
+	if tag := CapabilityTag(a.Ref); tag != "" {
+		o.Tags = append(o.Tags, tag)
 	}
+	if a.Batch != "" {
+		o.Tags = append(o.Tags, "batch")
+	}
+	o.Metadata, _ = json.Marshal(map[string]string{"capability": a.Ref})
 	return o
+}
+
+var (
+	notTagChar = regexp.MustCompile(`[^\w-]`)
+	tagRE      = regexp.MustCompile(`\A\w[\w-]+\w\z`) // River's rule for a tag
+)
+
+// CapabilityTag is the River tag of a run of ref: the last dotted part of
+// its capability id (memberdesk.transfer_funds@1.2.0 → transfer_funds),
+// any character River's tags do not take made "_"; "" for a sha256:
+// reference or a name too short for a tag.
+func CapabilityTag(ref string) string {
+	id, _, _ := strings.Cut(ref, "@")
+	if strings.HasPrefix(id, "sha256:") {
+		return ""
+	}
+	tag := notTagChar.ReplaceAllString(id[strings.LastIndex(id, ".")+1:], "_")
+	if len(tag) > 255 || !tagRE.MatchString(tag) {
+		return ""
+	}
+	return tag
 }
 
 // MaxAttempts bounds the attempts of a run that sends no effect.

@@ -44,6 +44,7 @@ func (c counted) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 		c.st.finished.Add(1)
 	case c.st.cancelling.Load() && ctx.Err() != nil:
 		c.st.handedBack.Add(1)
+		jobLog(ctx).Info("handed back when its worker stopped: another worker runs it as a new attempt")
 		return fmt.Errorf("handed back when its worker stopped: %s", err.Error())
 	}
 	return err

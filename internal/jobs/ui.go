@@ -3,9 +3,11 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 
+	"github.com/riverqueue/river/riverlog"
 	"riverqueue.com/riverui"
 )
 
@@ -36,4 +38,29 @@ func readOnly(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// jobLogMiddleware keeps what [jobLog] says of an attempt in its job's
+// metadata ("river:log"), which River UI shows as the attempt's log: what
+// the run was, how it ended, "needs a person: iv-…" when it was handed to
+// one. Text lines without the time (River records when the attempt ran).
+func jobLogMiddleware() *riverlog.Middleware {
+	return riverlog.NewMiddleware(func(w io.Writer) slog.Handler {
+		return slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && (a.Key == slog.TimeKey || a.Key == slog.LevelKey) {
+				return slog.Attr{}
+			}
+			return a
+		}})
+	}, &riverlog.MiddlewareConfig{MaxSizeBytes: 16 << 10, MaxTotalBytes: 64 << 10})
+}
+
+// jobLog is the attempt's log River UI shows (see jobLogMiddleware); it
+// writes nothing outside a job. Only what the job's output holds anyway
+// goes there: run ids, statuses, intervention ids and their reasons.
+func jobLog(ctx context.Context) *slog.Logger {
+	if l, ok := riverlog.LoggerSafely(ctx); ok {
+		return l
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

@@ -161,6 +161,8 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 			return err
 		}
 	}
+	jobLog(ctx).Info("run ended", slog.String("run_id", runID), slog.String("capability", l.Capability.Ref()),
+		slog.String("status", string(rec.Status)), slog.String("failure_code", string(rec.FailureCode)))
 	w.logger.InfoContext(ctx, "run finished", slog.Int64("job", job.ID), slog.String("run_id", runID),
 		slog.String("status", string(rec.Status)), slog.Bool("needs_human", res.NeedsHuman))
 	return river.RecordOutput(ctx, res)
@@ -195,6 +197,8 @@ func (w *Worker) prior(ctx context.Context, job *river.Job[RunArgs], l *capabili
 				return false, err
 			}
 		}
+		jobLog(ctx).Info("an earlier attempt's run had ended: it is the job's result, nothing runs again",
+			slog.String("run_id", runID), slog.String("status", string(rec.Status)))
 		w.logger.InfoContext(ctx, "earlier attempt had finished", slog.Int64("job", job.ID), slog.String("run_id", runID),
 			slog.String("status", string(rec.Status)))
 		return true, river.RecordOutput(ctx, res)
@@ -261,6 +265,9 @@ func (w *Worker) escalate(ctx context.Context, runID, reason string) (string, er
 	if err != nil && !errors.Is(err, store.ErrExists) {
 		return "", fmt.Errorf("enqueue intervention for %s: %w", runID, err)
 	}
+	// River UI shows this line as the attempt's log; the job's output
+	// names the intervention too (Result.Intervention).
+	jobLog(ctx).Warn("needs a person: "+id, slog.String("run_id", runID), slog.String("why", reason))
 	return id, nil
 }
 
