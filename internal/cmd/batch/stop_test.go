@@ -121,3 +121,50 @@ func waitState(t *testing.T, q *jobs.Queue, id int64, state string, logs *syncBu
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A second signal stops a draining worker at once: exit 130, its run left
+// running for River to rescue, named in the one line.
+func TestWorkerSecondSignalForcesStop(t *testing.T) {
+	w := setup(t)
+	ctx := context.Background()
+	q, err := jobs.Open(ctx, jobs.Config{SQLitePath: jobs.QueuePath(w.dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	if err := w.ctl.Arm(ctx, mockapp.FaultSlow, -1, 0); err != nil {
+		t.Fatal(err)
+	}
+	j, err := q.Submit(ctx, jobs.RunArgs{Ref: "memberdesk.savings_balance@1.2.0", BaseURL: w.app.URL(),
+		Inputs: map[string]string{"member_id": "12345"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	c := w.command(append([]string{"worker", "--workers", "1", "--job-timeout", "120s", "--rescue-after", "150s",
+		"--stop-grace", "90s"}, w.allow...)...)
+	c.Stderr = &logs
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill() })
+	waitState(t, q, j.ID, "running", &logs)
+	time.Sleep(time.Second)
+	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // draining: the run has 90s
+	sent := time.Now()
+	if err := c.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = c.Wait()
+	took := time.Since(sent)
+	if c.ProcessState == nil || c.ProcessState.ExitCode() != 130 || took > 5*time.Second {
+		t.Fatalf("worker exited %v %s after the second signal; want 130 within 5s; stderr:\n%s", err, took, tail(logs.String(), 3000))
+	}
+	want := "worker stopped: 0 jobs finished, 0 handed back, 1 still running left for rescue after 2m30s\n"
+	if out := logs.String(); strings.Count(out, " stopped:") != 1 || !strings.Contains(out, want) {
+		t.Fatalf("stderr wants one line %q:\n%s", want, tail(out, 3000))
+	}
+}
