@@ -28,7 +28,10 @@ type observeOptions struct {
 	All         bool
 	DataDir     string
 	SecretsFile string
-	Exposure    observer.Exposure
+	// Evidence is --evidence: the evidence store served (default
+	// <data-dir>/runs).
+	Evidence string
+	Exposure observer.Exposure
 	// Plan is the accepted exposure, set by validation.
 	Plan observer.Plan
 }
@@ -70,6 +73,7 @@ func NewCmdObserve(f *cmdutil.Factory, runF func(context.Context, *observeOption
 	fl.StringVar(&opts.Exposure.PublicURL, "public-url", "", "https origin your edge forwards to --addr (with --expose)")
 	fl.BoolVar(&opts.Exposure.EdgeAuth, "edge-auth", false, "you secure --public-url at its edge (access proxy, tailnet, reverse proxy with auth)")
 	fl.BoolVar(&opts.Exposure.Safe, "safe", false, "serve only runs that pass `cua verify` (share_ready)")
+	fl.StringVar(&opts.Evidence, "evidence", "", "serve the runs of this "+cmdutil.EvidenceUsage)
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values to look for and remove (mode 0600)")
 	return cmd
 }
@@ -102,8 +106,15 @@ func runsDir(o *observeOptions) (dir, only string, err error) {
 }
 
 func runObserve(ctx context.Context, o *observeOptions) error {
-	dir, only, err := runsDir(o)
-	if err != nil {
+	dir, only, err := "", "", error(nil)
+	if o.Evidence != "" {
+		var stop func()
+		dir, only, stop, err = storeDir(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	} else if dir, only, err = runsDir(o); err != nil {
 		return err
 	}
 	file, err := secret.NewStore(func(string) string { return "" }, o.SecretsFile)
@@ -113,7 +124,12 @@ func runObserve(ctx context.Context, o *observeOptions) error {
 	canaries := append(secret.EnvValues(), file.Values()...)
 	red := redact.New(redact.WithLiterals(canaries...))
 	logger := cmdutil.NewLogger(o.IO.ErrOut, red)
-	lib, err := observer.NewLibrary(observer.LibraryOptions{RunsDir: dir, Only: only, Safe: o.Plan.Safe, Canaries: canaries, Redactor: red})
+	lo := observer.LibraryOptions{RunsDir: dir, Only: only, Safe: o.Plan.Safe, Canaries: canaries, Redactor: red}
+	if o.Evidence != "" {
+		// The deployment key is the data directory's, not the store's.
+		lo.DataDir = launch.DataDir(o.DataDir, o.Env)
+	}
+	lib, err := observer.NewLibrary(lo)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -29,12 +30,14 @@ type verifyOptions struct {
 	Key string
 	// DB is --db: the store whose run row anchors the bundle.
 	DB string
+	// Evidence is --evidence: the evidence store RUN is fetched from.
+	Evidence string
 }
 
 func NewCmdVerify(f *cmdutil.Factory, runF func(context.Context, *verifyOptions) error) *cobra.Command {
 	opts := &verifyOptions{IO: f.IO, Env: f.Getenv}
 	cmd := &cobra.Command{
-		Use:     "verify RUN|DIR",
+		Use:     "verify RUN|DIR [--evidence URL]",
 		Short:   "Verify a run's evidence: signature, chain head, hash chain, manifest, secrets, host paths",
 		Long:    cmdutil.Help(helpVerify, false),
 		Example: cmdutil.Help(helpVerify, true),
@@ -51,13 +54,21 @@ func NewCmdVerify(f *cmdutil.Factory, runF func(context.Context, *verifyOptions)
 	cmd.Flags().StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values to look for (mode 0600)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	cmd.Flags().StringVar(&opts.Key, "key", "", "the public key (cua-ed25519:<base64>, as cua keys export prints it, or a file holding it) the bundle must be signed with; default the deployment key")
+	cmd.Flags().StringVar(&opts.Evidence, "evidence", "", "verify RUN from this "+cmdutil.EvidenceUsage)
 	cmd.Flags().StringVar(&opts.DB, "db", "", "PostgreSQL URL of the store whose run row keeps the chain head (default $CUA_DB, else SQLite at <data-dir>/cua.db when it exists)")
 	return cmd
 }
 
 func runVerify(ctx context.Context, o *verifyOptions) error {
 	dir := o.Run
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	if o.Evidence != "" {
+		fetched, cleanup, err := fetchRun(ctx, o)
+		if err != nil {
+			return err
+		}
+		defer cleanup()
+		dir = fetched
+	} else if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		dir = filepath.Join(launch.DataDir(o.DataDir, o.Env), "runs", o.Run)
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 			return cmdutil.FlagErrorf("RUN %q: no such run under %s and no such directory", o.Run, filepath.Dir(dir))
@@ -78,8 +89,12 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	if o.JSON {
 		err = cmdutil.WriteJSON(o.IO.Out, rep)
 	} else {
+		shown := dir
+		if o.Evidence != "" {
+			shown = o.Run + " (" + o.Evidence + ")"
+		}
 		fmt.Fprintf(o.IO.Out, "%s  share_ready: %v  chain: %v  manifest: %v  events: %d  signature: %s  head: %s\n",
-			dir, rep.ShareReady, rep.ChainOK, rep.ManifestOK, rep.Events, rep.Signature, rep.Head)
+			shown, rep.ShareReady, rep.ChainOK, rep.ManifestOK, rep.Events, rep.Signature, rep.Head)
 		for _, r := range rep.Reasons {
 			fmt.Fprintln(o.IO.Out, "  "+r)
 		}
@@ -89,6 +104,33 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 	}
 	return err
 }
+
+// fetchRun downloads RUN from the --evidence store into a private temp
+// directory (bounded: see evstore.Fetch); cleanup removes it. A file://
+// store's run is read where it is.
+func fetchRun(ctx context.Context, o *verifyOptions) (string, func(), error) {
+	if !runIDPattern.MatchString(o.Run) {
+		return "", nil, cmdutil.FlagErrorf("RUN %q: not a run id (with --evidence, RUN names a run in the store)", o.Run)
+	}
+	st, err := cmdutil.OpenEvidence(ctx, o.Evidence, launch.DataDir(o.DataDir, o.Env))
+	if err != nil {
+		return "", nil, err
+	}
+	defer st.Close()
+	tmp, err := os.MkdirTemp("", "cua-verify-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("verify: temp dir: %w", err)
+	}
+	cleanup := func() { _ = os.RemoveAll(tmp) }
+	dir, err := st.Fetch(ctx, o.Run, tmp)
+	if err != nil {
+		cleanup()
+		return "", nil, cmdutil.FlagErrorf("RUN %q: %v", o.Run, err)
+	}
+	return dir, cleanup, nil
+}
+
+var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // trustedKey is --key, else the public half of the deployment key (nil
 // when there is none: a signed bundle is then not checked).

@@ -19,6 +19,7 @@ package evstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -369,6 +370,10 @@ func (s *Store) Mirror(ctx context.Context, dest string) error {
 			return fmt.Errorf("evstore: mirror: %w", err)
 		}
 		dir, err := s.Fetch(ctx, id, tmp)
+		if err == nil && publishing(dir) {
+			_ = os.RemoveAll(tmp)
+			continue // its manifest.sig is still on its way: next time
+		}
 		if err == nil {
 			err = os.Rename(dir, filepath.Join(dest, id))
 		}
@@ -378,4 +383,18 @@ func (s *Store) Mirror(ctx context.Context, dest string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// publishing says a fetched bundle is a signed one caught between its
+// manifest.json and its manifest.sig.
+func publishing(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, evidence.SignatureFile)); err == nil {
+		return false
+	}
+	raw, err := fsx.ReadFileNoFollow(filepath.Join(dir, evidence.ManifestFile), MaxFile)
+	if err != nil {
+		return false
+	}
+	var m evidence.Manifest
+	return json.Unmarshal(raw, &m) == nil && m.SigningKey != ""
 }
