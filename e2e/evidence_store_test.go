@@ -100,6 +100,11 @@ func TestFleetEvidenceStore(t *testing.T) {
 	if r := runBin(t, nil, "verify", "no-such-run", "--evidence", s3.URL, "--data-dir", t.TempDir()); r.code == 0 || !strings.Contains(r.stderr, "no-such-run") {
 		t.Errorf("verify of a run the store lacks: exit %d\n%s", r.code, r.stderr)
 	}
+	empty := t.TempDir()
+	r = runBin(t, nil, "replay", filepath.Join(examples, lookup+".yaml"), "-i", "member_id=12345", "--data-dir", empty, "--evidence", "ftp://x")
+	if entries, _ := os.ReadDir(empty); r.code == 0 || !strings.Contains(r.stderr, "--evidence") || len(entries) != 0 {
+		t.Errorf("replay --evidence ftp://x: exit %d, %d entries written, stderr %q; want a refusal naming --evidence that writes nothing", r.code, len(entries), r.stderr)
+	}
 }
 
 // observeLists runs `cua observe --evidence store` from a third data dir
