@@ -115,7 +115,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	if code != 403 || !strings.Contains(body, "LEASE_LOST") {
 		t.Fatalf("input at the released epoch: %d %s, want 403 LEASE_LOST", code, body)
 	}
-	op.do("resume", chromedp.Click(chromedp.ID("resume")))
+	op.resume()
 
 	// The run goes on and parks again at the submit gate.
 	select {
@@ -137,7 +137,7 @@ func TestTakeoverTransfer(t *testing.T) {
 	waitScreen(t, lv, "heading", "Transfer Complete")
 	op.do("release", chromedp.Click(chromedp.ID("release")))
 	op.poll("released", `document.getElementById('status').textContent === 'released'`)
-	op.do("resume", chromedp.Click(chromedp.ID("resume")))
+	op.resume()
 
 	var res result
 	select {

@@ -141,8 +141,7 @@ func TestResumePlanTransfer(t *testing.T) {
 	}
 	op.do("release", chromedp.Click(chromedp.ID("release")))
 	op.poll("released", `document.getElementById('status').textContent === 'released'`)
-	op.poll("resume enabled", `!document.getElementById('resume').disabled`)
-	op.do("resume", chromedp.Click(chromedp.ID("resume")))
+	op.resume()
 	waitParkedAt(t, srv, runID, "submit")
 
 	submitWithDialogOpen(t, srv, op, api, runID)
@@ -160,8 +159,7 @@ func TestResumePlanTransfer(t *testing.T) {
 	}
 	op.do("release", chromedp.Click(chromedp.ID("release")))
 	op.poll("released", `document.getElementById('status').textContent === 'released'`)
-	op.poll("resume enabled", `!document.getElementById('resume').disabled`)
-	op.do("resume", chromedp.Click(chromedp.ID("resume")))
+	op.resume()
 	var res runResult
 	select {
 	case res = <-done:

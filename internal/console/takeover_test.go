@@ -221,6 +221,14 @@ func (o *operatorTab) claim() {
 	o.poll("claimed", `window.cuaConsole.epoch() > 0`)
 }
 
+// resume presses Resume once the page enables it: the page disables it
+// until its resume plan, fetched every second, says nothing blocks it.
+func (o *operatorTab) resume() {
+	o.t.Helper()
+	o.poll("resume enabled", `!document.getElementById('resume').disabled`)
+	o.do("resume", chromedp.Click(chromedp.ID("resume")))
+}
+
 // idle waits until every gesture the page queued got its answer.
 func (o *operatorTab) idle() {
 	o.t.Helper()

@@ -128,7 +128,7 @@
       return;
     }
     say(d.dispatched ? 'sent to ' + d.role + ' "' + d.name + '"' : 'refused: ' + (d.error || r.status));
-    view();
+    view(); plan();
   }
 
   $('claim').addEventListener('click', async () => {
