@@ -1,18 +1,10 @@
 package replay_test
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
-	"github.com/cuahq/cua/internal/redact"
-	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface/browser"
 )
 
 // preferencesPage is a form whose choices only their checked state tells
@@ -78,16 +70,7 @@ policy:
 // halts at that step, where node_has_value, which reads "on" either way,
 // could not tell.
 func TestCheckedStateOnChromium(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprint(w, preferencesPage)
-	}))
-	t.Cleanup(srv.Close)
-	br, err := browser.Launch(context.Background(), browser.Options{})
-	if err != nil {
-		t.Fatalf("launch Chromium: %v", err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
+	w := newPageWorld(t, staticPage(preferencesPage))
 	tests := []struct {
 		name, post string
 		status     domain.RunStatus
@@ -109,20 +92,7 @@ func TestCheckedStateOnChromium(t *testing.T) {
 				yaml = strings.Replace(yaml, "id: tick_email\n    action: click\n    target: {role: checkbox, name: Email statements}",
 					"id: enter_password\n    action: type\n    value: hunter2\n    target: {role: heading, name: Statement preferences}", 1)
 			}
-			l, err := capability.Parse("preferences.yaml", []byte(yaml))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, err := br.NewSession(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = sess.Close() })
-			rec, err := replay.Run(t.Context(), replay.Options{Capability: l, BaseURL: srv.URL, Surface: sess,
-				Redactor: redact.New(), RunID: "prefs", DataDir: t.TempDir()})
-			if err != nil {
-				t.Fatalf("replay: %v", err)
-			}
+			rec, _ := w.run(t, yaml, "prefs")
 			if rec.Status != tt.status {
 				t.Fatalf("status %s (%s: %s), want %s", rec.Status, rec.FailureCode, rec.Message, tt.status)
 			}

@@ -1,18 +1,11 @@
 package replay_test
 
 import (
-	"context"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
-	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface/browser"
 )
 
 // focusFinishesPage scores the task the moment its field is focused and
@@ -52,41 +45,18 @@ policy:
 // dispatch explained by "postcondition held"). When it does not hold, the
 // dispatch failure still ends the run, naming it.
 func TestFailedDispatchPostconditionHolds(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprint(w, focusFinishesPage)
-	}))
-	t.Cleanup(srv.Close)
-	br, err := browser.Launch(context.Background(), browser.Options{})
-	if err != nil {
-		t.Fatalf("launch Chromium: %v", err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
+	w := newPageWorld(t, staticPage(focusFinishesPage))
 	for _, tt := range []struct {
 		post   string
 		status domain.RunStatus
 	}{{"Task complete", domain.StatusSuccess}, {"Task abandoned", domain.StatusFailed}} {
 		t.Run(tt.post, func(t *testing.T) {
-			l, err := capability.Parse("focus.yaml", []byte(focusCapability(tt.post)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sess, err := br.NewSession(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = sess.Close() })
-			dir := t.TempDir()
-			rec, err := replay.Run(t.Context(), replay.Options{Capability: l, BaseURL: srv.URL, Surface: sess,
-				Redactor: redact.New(), RunID: "focus", DataDir: dir})
-			if err != nil {
-				t.Fatalf("replay: %v", err)
-			}
+			rec, bundle := w.run(t, focusCapability(tt.post), "focus")
 			if rec.Status != tt.status {
 				t.Fatalf("status %s (%s: %s), want %s", rec.Status, rec.FailureCode, rec.Message, tt.status)
 			}
 			explained := false
-			for _, e := range readEvents(t, dir+"/runs/focus") {
+			for _, e := range readEvents(t, bundle) {
 				explained = explained || (e.Type == "dispatch_explained" && e.Data["rule"] == replay.PostconditionHeld)
 			}
 			if explained != (tt.status == domain.StatusSuccess) {

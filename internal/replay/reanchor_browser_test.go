@@ -1,18 +1,11 @@
 package replay_test
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
-	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
-	"github.com/cuahq/cua/internal/redact"
-	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface/browser"
 )
 
 // postThenNextPage posts once (the server counts posts), shows "Posted"
@@ -66,34 +59,15 @@ policy:
 // server saw one post, not two.
 func TestReanchorNeverRepeatsAnElevatedStep(t *testing.T) {
 	var posts atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	page := staticPage(postThenNextPage)
+	w := newPageWorld(t, func(rw http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			posts.Add(1)
 			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprint(w, postThenNextPage)
-	}))
-	t.Cleanup(srv.Close)
-	br, err := browser.Launch(context.Background(), browser.Options{})
-	if err != nil {
-		t.Fatalf("launch Chromium: %v", err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
-	l, err := capability.Parse("post_then_next.yaml", []byte(postThenNext))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := br.NewSession(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sess.Close() })
-	rec, err := replay.Run(t.Context(), replay.Options{Capability: l, BaseURL: srv.URL, Surface: sess,
-		Redactor: redact.New(), RunID: "post", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatalf("replay: %v", err)
-	}
+		page(rw, r)
+	})
+	rec, _ := w.run(t, postThenNext, "post")
 	if rec.Status != domain.StatusSuccess || rec.RecoveryAttempts != 1 {
 		t.Fatalf("status %s (%s: %s), %d recoveries; want SUCCESS after one", rec.Status, rec.FailureCode, rec.Message, rec.RecoveryAttempts)
 	}

@@ -1,19 +1,13 @@
 package replay_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
-	"github.com/cuahq/cua/internal/redact"
-	"github.com/cuahq/cua/internal/replay"
-	"github.com/cuahq/cua/internal/surface/browser"
 )
 
 // sometimesNotice shows a notice to dismiss before the account, one time
@@ -74,36 +68,16 @@ policy:
 // halts on the loads that show no notice.
 func TestOptionalStepOnChromium(t *testing.T) {
 	var loads atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	w := newPageWorld(t, func(rw http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/" {
-			http.NotFound(w, r)
+			http.NotFound(rw, r)
 			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = fmt.Fprint(w, sometimesNotice(loads.Add(1)))
-	}))
-	t.Cleanup(srv.Close)
-	br, err := browser.Launch(context.Background(), browser.Options{})
-	if err != nil {
-		t.Fatalf("launch Chromium: %v", err)
-	}
-	t.Cleanup(func() { _ = br.Close() })
+		staticPage(sometimesNotice(loads.Add(1)))(rw, r)
+	})
 	run := func(t *testing.T, yaml string, n int) *domain.RunRecord {
 		t.Helper()
-		l, err := capability.Parse("optional.yaml", []byte(yaml))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sess, err := br.NewSession(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = sess.Close() }()
-		rec, err := replay.Run(t.Context(), replay.Options{Capability: l, BaseURL: srv.URL, Surface: sess,
-			Redactor: redact.New(), RunID: fmt.Sprintf("optional-%d", n), DataDir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("replay: %v", err)
-		}
+		rec, _ := w.run(t, yaml, fmt.Sprintf("optional-%d", n))
 		return rec
 	}
 	loads.Store(0)
