@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -113,7 +112,7 @@ func observeLists(t *testing.T, store, dataDir string, ids ...string) {
 	t.Helper()
 	cmd := exec.Command(binPath, "observe", "--evidence", store, "--data-dir", dataDir, "--addr", "127.0.0.1:0")
 	cmd.Env = os.Environ()
-	out := &lockedBuf{}
+	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -143,22 +142,4 @@ func observeLists(t *testing.T, store, dataDir string, ids ...string) {
 		}
 	}
 	t.Fatalf("observe --evidence never listed %v\nhistory: %s\noutput: %s", ids, body, out.String())
-}
-
-// lockedBuf is a buffer safe to read while a process writes it.
-type lockedBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
