@@ -30,9 +30,17 @@ type Waiting struct {
 	FailureCode domain.FailureCode `json:"failure_code"`
 	Effects     *domain.Effects    `json:"effects,omitempty"`
 	Summary     string             `json:"summary"`
-	Status      WaitStatus         `json:"status"`
-	ClaimedBy   string             `json:"claimed_by,omitempty"`
-	CreatedAt   time.Time          `json:"created_at"`
+	// Inputs are the run's inputs as the queue may show them: a sensitive
+	// one masked (never its value).
+	Inputs map[string]string `json:"inputs,omitempty"`
+	// Screen is a redacted summary of the screen the run parked on.
+	Screen string `json:"screen,omitempty"`
+	// Relay is the base URL of the session relay of the worker holding the
+	// session live; "" when it is held in this process or by nobody.
+	Relay     string     `json:"relay,omitempty"`
+	Status    WaitStatus `json:"status"`
+	ClaimedBy string     `json:"claimed_by,omitempty"`
+	CreatedAt time.Time  `json:"created_at"`
 	// Lease is the live lease when the session lives in this process; nil
 	// for a session queued by a process that is gone (or another one).
 	Lease *Status `json:"lease,omitempty"`

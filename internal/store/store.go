@@ -442,7 +442,16 @@ type Intervention struct {
 	Effects json.RawMessage
 	// Summary is a redacted account of why the session waits; the store
 	// keeps it as given and never redacts.
-	Summary    string
+	Summary string
+	// Inputs are the run's inputs as JSON (an object of strings, every
+	// sensitive one masked by the caller); nil when not given.
+	Inputs json.RawMessage
+	// Screen is a redacted summary of the screen the run parked on (its
+	// headings), given by the caller.
+	Screen string
+	// RelayAddr is the base URL of the session relay of the worker that
+	// holds the parked session live; "" when no process holds it.
+	RelayAddr  string
 	Status     InterventionStatus
 	CreatedAt  time.Time
 	ClaimedBy  string

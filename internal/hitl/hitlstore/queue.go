@@ -51,9 +51,18 @@ func (q *Queue) Put(ctx context.Context, w hitl.Waiting) error {
 	if reason == "" {
 		reason = "NEEDS_HUMAN"
 	}
+	var inputs json.RawMessage
+	if len(w.Inputs) > 0 {
+		b, err := json.Marshal(w.Inputs)
+		if err != nil {
+			return fmt.Errorf("intervention %s: inputs: %w", w.ID, err)
+		}
+		inputs = b
+	}
 	_, err := q.st.EnqueueIntervention(ctx, store.Intervention{
 		ID: w.ID, SessionID: w.SessionID, RunID: w.RunID, Reason: reason, CreatedAt: w.CreatedAt,
 		Capability: w.Capability, Step: w.Step, FailureCode: w.FailureCode, Effects: w.EffectsJSON(), Summary: w.Summary,
+		Inputs: inputs, Screen: w.Screen, RelayAddr: w.Relay,
 	})
 	return err
 }
@@ -87,7 +96,15 @@ func (q *Queue) Pending(ctx context.Context) ([]hitl.Waiting, error) {
 		for _, in := range rows {
 			w := hitl.Waiting{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID, Capability: in.Capability,
 				Step: in.Step, FailureCode: in.FailureCode, Summary: in.Summary, Status: hitl.WaitStatus(in.Status),
-				ClaimedBy: in.ClaimedBy, CreatedAt: in.CreatedAt}
+				ClaimedBy: in.ClaimedBy, CreatedAt: in.CreatedAt, Screen: in.Screen, Relay: in.RelayAddr}
+			if w.Summary == "" {
+				w.Summary = in.Reason // a row a worker queued when a run ended: its reason is why
+			}
+			if len(in.Inputs) > 0 {
+				if err := json.Unmarshal(in.Inputs, &w.Inputs); err != nil {
+					return nil, fmt.Errorf("intervention %s: inputs: %w", in.ID, err)
+				}
+			}
 			if len(in.Effects) > 0 {
 				var e domain.Effects
 				if err := json.Unmarshal(in.Effects, &e); err != nil {

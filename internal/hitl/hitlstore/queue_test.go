@@ -74,8 +74,9 @@ func TestQueue(t *testing.T) {
 			for i, s := range []string{"s2", "s1"} {
 				w := hitl.Waiting{ID: "w-" + s, SessionID: s, RunID: "r-" + s, Capability: "bank.transfer@1.0.0",
 					Step: "confirm", FailureCode: domain.CodeTargetNotFound, Summary: "no Confirm button",
-					Effects:   &domain.Effects{Sent: true, Steps: []domain.StepEffect{{Step: "submit", Risk: domain.RiskElevated, Effect: domain.EffectConfirmed}}},
-					CreatedAt: at.Add(time.Duration(i) * time.Second)}
+					Effects: &domain.Effects{Sent: true, Steps: []domain.StepEffect{{Step: "submit", Risk: domain.RiskElevated, Effect: domain.EffectConfirmed}}},
+					Inputs:  map[string]string{"amount": "25.00", "to": "[masked]"}, Screen: "Confirm transfer",
+					Relay: "http://127.0.0.1:40001", CreatedAt: at.Add(time.Duration(i) * time.Second)}
 				if err := q.Put(ctx, w); err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +101,8 @@ func TestQueue(t *testing.T) {
 				t.Fatalf("Pending after reopen = %+v, %v", rows, err)
 			}
 			if rows[0].SessionID != "s2" || rows[1].SessionID != "s1" || rows[1].Status != hitl.WaitClaimed ||
-				rows[1].ClaimedBy != "alice" || rows[1].Effects == nil || !rows[1].Effects.Sent || rows[1].Step != "confirm" {
+				rows[1].ClaimedBy != "alice" || rows[1].Effects == nil || !rows[1].Effects.Sent || rows[1].Step != "confirm" ||
+				rows[1].Inputs["to"] != "[masked]" || rows[1].Screen != "Confirm transfer" || rows[1].Relay != "http://127.0.0.1:40001" {
 				t.Fatalf("Pending after reopen = %+v", rows)
 			}
 			if err := q.Resolve(ctx, "w-s2", "resumed"); err != nil {
@@ -111,6 +113,14 @@ func TestQueue(t *testing.T) {
 			}
 			if rows, _ := q.Pending(ctx); len(rows) != 1 || rows[0].SessionID != "s1" {
 				t.Fatalf("Pending after resolve = %+v", rows)
+			}
+			// A row a worker queued when its run ended has only a reason:
+			// the queue shows it as why.
+			if _, err := st.EnqueueIntervention(ctx, store.Intervention{ID: "iv-j1-a1", SessionID: "j1-a1", Reason: "an undeclared dialog"}); err != nil {
+				t.Fatal(err)
+			}
+			if rows, _ := q.Pending(ctx); len(rows) != 2 || rows[1].Summary != "an undeclared dialog" || rows[1].Relay != "" {
+				t.Fatalf("Pending with a worker's row = %+v", rows)
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 const interventionCols = `id, session_id, run_id, reason, status, created_at, claimed_by, claimed_at,
-	resolved_at, resolution, capability, step, failure_code, effects, summary, verdict, resolved_by, note`
+	resolved_at, resolution, capability, step, failure_code, effects, summary, verdict, resolved_by, note, inputs, screen, relay_addr`
 
 // EnqueueIntervention implements [store.Store].
 func (d *DB) EnqueueIntervention(ctx context.Context, in store.Intervention) (store.Intervention, error) {
@@ -22,10 +22,11 @@ func (d *DB) EnqueueIntervention(ctx context.Context, in store.Intervention) (st
 	in.Status, in.ClaimedBy, in.ClaimedAt, in.ResolvedAt, in.Resolution = store.InterventionOpen, "", time.Time{}, time.Time{}, ""
 	err := d.write(ctx, "EnqueueIntervention", func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO interventions (id, session_id, run_id, reason, status, created_at,
-			capability, step, failure_code, effects, summary)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			capability, step, failure_code, effects, summary, inputs, screen, relay_addr)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			in.ID, in.SessionID, in.RunID, in.Reason, string(in.Status), micro(in.CreatedAt),
-			in.Capability, in.Step, string(in.FailureCode), nullJSON(in.Effects), in.Summary)
+			in.Capability, in.Step, string(in.FailureCode), nullJSON(in.Effects), in.Summary,
+			nullJSON(in.Inputs), in.Screen, in.RelayAddr)
 		if err != nil {
 			return fmt.Errorf("enqueue intervention %s: %w", in.ID, err)
 		}
@@ -102,14 +103,18 @@ func getIntervention(ctx context.Context, q querier, id string) (store.Intervent
 func scanIntervention(s scanner) (store.Intervention, error) {
 	var in store.Intervention
 	var created, claimed, resolved sql.NullInt64
-	var effects sql.NullString
+	var effects, inputs sql.NullString
 	err := s.Scan(&in.ID, &in.SessionID, &in.RunID, &in.Reason, &in.Status, &created, &in.ClaimedBy, &claimed,
-		&resolved, &in.Resolution, &in.Capability, &in.Step, &in.FailureCode, &effects, &in.Summary, &in.Verdict, &in.ResolvedBy, &in.Note)
+		&resolved, &in.Resolution, &in.Capability, &in.Step, &in.FailureCode, &effects, &in.Summary, &in.Verdict, &in.ResolvedBy, &in.Note,
+		&inputs, &in.Screen, &in.RelayAddr)
 	if err != nil {
 		return store.Intervention{}, err
 	}
 	if effects.Valid {
 		in.Effects = []byte(effects.String)
+	}
+	if inputs.Valid {
+		in.Inputs = []byte(inputs.String)
 	}
 	in.CreatedAt, in.ClaimedAt, in.ResolvedAt = fromMicro(created), fromMicro(claimed), fromMicro(resolved)
 	return in, nil

@@ -120,7 +120,9 @@ func testInterventionDetailAndRelease(t *testing.T, h Harness) {
 	b := setup(t, h)
 	in := store.Intervention{ID: "w1", SessionID: "s1", RunID: "run-1", Reason: "UNEXPECTED_STATE",
 		Capability: "bank.transfer@1.0.0", Step: "confirm", FailureCode: domain.CodeUnexpectedState,
-		Effects: json.RawMessage(`{"sent":false}`), Summary: "an undeclared dialog is open"}
+		Effects: json.RawMessage(`{"sent":false}`), Summary: "an undeclared dialog is open",
+		Inputs: json.RawMessage(`{"amount":"25.00","account":"[sensitive]"}`), Screen: "Transfer funds; Confirm",
+		RelayAddr: "http://127.0.0.1:40123"}
 	if _, err := b.st.EnqueueIntervention(b.ctx, in); err != nil {
 		t.Fatalf("EnqueueIntervention: %v", err)
 	}
@@ -130,7 +132,8 @@ func testInterventionDetailAndRelease(t *testing.T, h Harness) {
 	}
 	g := got[0]
 	if g.Capability != in.Capability || g.Step != in.Step || g.FailureCode != in.FailureCode ||
-		string(g.Effects) != string(in.Effects) || g.Summary != in.Summary {
+		string(g.Effects) != string(in.Effects) || g.Summary != in.Summary ||
+		string(g.Inputs) != string(in.Inputs) || g.Screen != in.Screen || g.RelayAddr != in.RelayAddr {
 		t.Fatalf("stored %+v, want the details of %+v", g, in)
 	}
 	if _, err := b.st.ReleaseIntervention(b.ctx, "w1", "op-a"); !errors.Is(err, store.ErrAlreadyClaimed) {
@@ -148,6 +151,14 @@ func testInterventionDetailAndRelease(t *testing.T, h Harness) {
 	}
 	if c, err := b.st.ClaimIntervention(b.ctx, "w1", "op-b"); err != nil || c.ClaimedBy != "op-b" {
 		t.Fatalf("claim after release = %+v, %v", c, err)
+	}
+	bare := store.Intervention{ID: "w2", SessionID: "s2", Reason: "NEEDS_HUMAN"}
+	if _, err := b.st.EnqueueIntervention(b.ctx, bare); err != nil {
+		t.Fatalf("EnqueueIntervention without detail: %v", err)
+	}
+	if got, err := b.st.ListInterventions(b.ctx, store.InterventionFilter{SessionID: "s2"}); err != nil || len(got) != 1 ||
+		got[0].Inputs != nil || got[0].Screen != "" || got[0].RelayAddr != "" {
+		t.Fatalf("an intervention without inputs, screen or relay = %+v, %v", got, err)
 	}
 	if _, err := b.st.ReleaseIntervention(b.ctx, "absent", "op-a"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("release absent: err = %v, want ErrNotFound", err)
