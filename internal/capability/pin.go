@@ -100,7 +100,7 @@ func insertPins(doc *document, data []byte, resolve Resolver) ([]byte, int, erro
 			continue
 		}
 		for j, item := range seq.Content {
-			s, ok, err := pinSiteFor(fmt.Sprintf("%s[%d].capability", key, j), key == "recovery", item, lines, resolve)
+			s, ok, err := pinSiteFor(fmt.Sprintf("%s[%d].capability", key, j), key == "recovery", "capability", item, lines, resolve)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -109,6 +109,11 @@ func insertPins(doc *document, data []byte, resolve Resolver) ([]byte, int, erro
 			}
 		}
 	}
+	more, err := readBackPinSites(top, lines, resolve)
+	if err != nil {
+		return nil, 0, err
+	}
+	sites = append(sites, more...)
 	if len(sites) == 0 {
 		return data, 0, nil
 	}
@@ -118,14 +123,14 @@ func insertPins(doc *document, data []byte, resolve Resolver) ([]byte, int, erro
 // pinSiteFor resolves the reference of one prerequisite or recovery item
 // (field names it) and says how to pin it; ok is false when there is
 // nothing to pin.
-func pinSiteFor(field string, recovery bool, item *yaml.Node, lines []string, resolve Resolver) (pinSite, bool, error) {
+func pinSiteFor(field string, recovery bool, refKey string, item *yaml.Node, lines []string, resolve Resolver) (pinSite, bool, error) {
 	if item.Kind != yaml.MappingNode {
 		return pinSite{}, false, nil
 	}
 	if r := mapValue(item, "remedy"); recovery && (r == nil || r.Value != "run_capability") {
 		return pinSite{}, false, nil
 	}
-	ref := mapValue(item, "capability")
+	ref := mapValue(item, refKey)
 	if ref == nil || ref.Kind != yaml.ScalarNode {
 		return pinSite{}, false, nil
 	}
@@ -149,9 +154,9 @@ func pinSiteFor(field string, recovery bool, item *yaml.Node, lines []string, re
 	}
 	raw, at, err := rawScalar(lines, ref)
 	if err != nil {
-		return pinSite{}, false, fmt.Errorf("%s: %w; write capability: %s and content_hash: %s by hand", field, err, sub.Capability.Ref(), sub.Hash)
+		return pinSite{}, false, fmt.Errorf("%s: %w; write %s: %s and content_hash: %s by hand", field, err, refKey, sub.Capability.Ref(), sub.Hash)
 	}
-	key := mapKey(item, "capability")
+	key := mapKey(item, refKey)
 	s := pinSite{line: ref.Line, col: at, raw: raw, flow: item.Style&yaml.FlowStyle != 0,
 		json: key.Style&yaml.DoubleQuotedStyle != 0, indent: key.Column - 1}
 	if !versioned {

@@ -17,6 +17,9 @@ type Call struct {
 	Ref string
 	// Pin is the content hash written beside it, or "".
 	Pin string
+	// ReadBack marks an effect contract's read-back, which must be
+	// read-only (ReadOnlyProblem).
+	ReadBack bool
 }
 
 // Pinned reports whether the call names an exact id@version and pins its
@@ -25,8 +28,8 @@ func (c Call) Pinned() bool {
 	return strings.Contains(c.Ref, "@") && c.Pin != ""
 }
 
-// Calls lists every prerequisite and run_capability remedy of c, in file
-// order (prerequisites first).
+// Calls lists every prerequisite, run_capability remedy and effect
+// read-back of c, in that order.
 func Calls(c *domain.Capability) []Call {
 	var out []Call
 	for i, p := range c.Prerequisites {
@@ -37,7 +40,7 @@ func Calls(c *domain.Capability) []Call {
 			out = append(out, Call{Field: fmt.Sprintf("recovery[%d].capability", i), Ref: r.Capability, Pin: r.ContentHash})
 		}
 	}
-	return out
+	return append(out, readBackCalls(c)...)
 }
 
 // UnpinnedError refuses a sealed capability that names a sub-capability

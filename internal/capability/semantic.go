@@ -114,6 +114,7 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 		v.recovery(i)
 	}
 	v.prerequisites()
+	v.effects()
 	v.reentry()
 	v.allowedDomains()
 	v.templates()

@@ -340,6 +340,9 @@ type Step struct {
 	// Checkpoint marks the step's postcondition as a durable checkpoint: once
 	// it has held, a resumed run does not repeat this step.
 	Checkpoint bool `json:"checkpoint"`
+	// Effects are what the step must leave in the system of record, read
+	// back after it (see effect.go).
+	Effects []EffectContract `json:"effects,omitempty"`
 }
 
 // Wait bounds how long a step waits for its postcondition (or, for

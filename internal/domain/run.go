@@ -169,6 +169,11 @@ type StepEffect struct {
 	Step   string `json:"step"`
 	Risk   Risk   `json:"risk"`
 	Effect Effect `json:"effect"`
+	// Verdict is the read-back's verdict on the step's effect contracts
+	// (verified, refuted or indeterminate), with Evidence saying what the
+	// read-back showed; both empty when the step declares none or was not sent.
+	Verdict  Effect `json:"verdict,omitempty"`
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Effects summarises a run's elevated and irreversible steps: whether any

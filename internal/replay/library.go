@@ -117,8 +117,9 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
-// Preflight resolves every capability l may call (its prerequisites and
-// run_capability remedies, and theirs), checks that each sealed capability
+// Preflight resolves every capability l may call (its prerequisites,
+// run_capability remedies and effect read-backs, and theirs), refuses a
+// read-back that is not read-only (capability.ReadOnlyProblem), checks that each sealed capability
 // of the closure pins every call (id@version and content_hash) and that
 // each call resolves to its pin, and refuses cycles. It runs before the
 // surface is touched, so an unpinned, missing or tampered sub-capability
@@ -147,6 +148,9 @@ func preflight(l *capability.Loaded, lib Library, stack []string) error {
 		sub, err := Resolve(lib, call.Ref, call.Pin)
 		if err != nil {
 			return domain.Errorf(domain.ErrorCode(err), "%s: %s", where, errMessage(err))
+		}
+		if why := capability.ReadOnlyProblem(sub.Capability); call.ReadBack && why != "" {
+			return domain.Errorf(domain.CodeCapabilityInvalid, "%s: the read-back %s is not read-only: %s", where, sub.Capability.Ref(), why)
 		}
 		if err := preflight(sub, lib, append(stack, id)); err != nil {
 			return err
