@@ -117,8 +117,12 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// list serves every waiting run of the queue. A relay lists only the
+// sessions live in its process; a front console (Config.Fronts) asks the
+// relays of the others for their leases.
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
-	if _, ok := s.signedIn(r, false); !ok {
+	si, ok := s.signedIn(r, false)
+	if !ok {
 		http.Error(w, "sign in", http.StatusForbidden)
 		return
 	}
@@ -132,8 +136,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 		rw := row{Waiting: w}
 		if lv, ok := s.session(w.SessionID); ok {
 			rw.HumanEffects = lv.humanEffects()
+		} else if s.cfg.Relay != nil {
+			continue
 		}
 		out = append(out, rw)
+	}
+	if s.cfg.Fronts != nil {
+		s.relayed(r.Context(), si.who.Name, out)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }
@@ -169,6 +178,9 @@ func (s *Server) view(w http.ResponseWriter, r *http.Request) {
 type row struct {
 	hitl.Waiting
 	HumanEffects []HumanEffect `json:"human_effects,omitempty"`
+	// RelayError says the relay of a session parked elsewhere did not
+	// answer.
+	RelayError string `json:"relay_error,omitempty"`
 }
 
 // blockedError refuses a resume its plan blocks.

@@ -68,6 +68,17 @@ type Config struct {
 	// Now is the clock of the sign-in limit and of sessions; time.Now when
 	// nil.
 	Now func() time.Time
+	// Relay, when set, makes the server a worker's session relay (see
+	// relay.go): no page and no sign-in, only the parked sessions' live
+	// endpoints for a front console holding the relay credential.
+	Relay RelayAuth
+	// Advertise is the relay's base URL as queue rows name it; the
+	// listener's URL when empty.
+	Advertise string
+	// Fronts, in a front console, reaches the sessions parked in other
+	// processes through their relays (see proxy.go); nil: only this
+	// process's.
+	Fronts *RelayClient
 }
 
 // Identity is a signed-in person as the console knows them: a verified
@@ -138,7 +149,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Broker == nil {
 		return nil, errors.New("console: a broker is required")
 	}
-	if cfg.Auth == nil {
+	if cfg.Auth == nil && cfg.Relay == nil {
 		return nil, errors.New("console: an authenticator of principal tokens is required")
 	}
 	if err := CheckAddr(cfg.Addr, cfg.AllowRemote, cfg.TLS != nil); err != nil {
@@ -270,6 +281,9 @@ func (s *Server) Park(ctx context.Context, p runtime.Parked) error {
 		return err
 	}
 	id := p.Waiting.SessionID
+	if p.Waiting.Relay == "" {
+		p.Waiting.Relay = s.relayURL()
+	}
 	s.mu.Lock()
 	s.live[id] = lv
 	s.mu.Unlock()

@@ -35,12 +35,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "host not allowed", http.StatusForbidden)
 		return
 	}
+	if s.cfg.Relay != nil {
+		s.serveRelay(w, r)
+		return
+	}
 	ws := r.URL.Path == "/ws"
 	if r.Method != http.MethodGet && r.Method != http.MethodHead || ws {
 		if !s.sameOrigin(r) {
 			http.Error(w, "foreign or missing Origin", http.StatusForbidden)
 			return
 		}
+	}
+	if s.cfg.Fronts != nil && s.proxied(w, r) {
+		return
 	}
 	s.mux.ServeHTTP(w, r)
 }
@@ -76,6 +83,9 @@ func (s *Server) sameOrigin(r *http.Request) bool {
 // signedIn returns the signed-in operator of r, checking its CSRF token
 // (header, or the csrf query parameter of the WebSocket) when needCSRF.
 func (s *Server) signedIn(r *http.Request, needCSRF bool) (*signin, bool) {
+	if s.cfg.Relay != nil {
+		return relayCaller(r)
+	}
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
 		return nil, false

@@ -23,6 +23,13 @@ import (
 // with the test.
 func parkSim(t *testing.T, srv *Server, id, dataDir string) *runtime.Run {
 	t.Helper()
+	return parkSimDone(t, srv, id, dataDir, nil)
+}
+
+// parkSimDone is parkSim sending what Park returned on done (when not
+// nil).
+func parkSimDone(t *testing.T, srv *Server, id, dataDir string, done chan<- error) *runtime.Run {
+	t.Helper()
 	run, err := runtime.NewRun(runtime.RunConfig{ID: id, BaseURL: "http://app.test", DataDir: dataDir})
 	if err != nil {
 		t.Fatal(err)
@@ -35,9 +42,12 @@ func parkSim(t *testing.T, srv *Server, id, dataDir string) *runtime.Run {
 	surf := sim.New(flow)
 	t.Cleanup(func() { _ = surf.Close() })
 	go func() {
-		_ = srv.Park(t.Context(), runtime.Parked{Run: run, Surface: surf, Holder: run.Holder, Epoch: 1,
+		err := srv.Park(t.Context(), runtime.Parked{Run: run, Surface: surf, Holder: run.Holder, Epoch: 1,
 			Domains: []string{"app.test"}, Waiting: hitl.Waiting{SessionID: id, RunID: id, Capability: "x.y@1.0.0",
 				Step: "go", FailureCode: domain.CodeUnexpectedState, Summary: "an undeclared dialog is open"}})
+		if done != nil {
+			done <- err
+		}
 	}()
 	return run
 }

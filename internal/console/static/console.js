@@ -28,8 +28,10 @@
         const by = w.human_effects.map((h) => h.risk + ' ' + h.role + ' "' + h.name + '" sent by ' + h.principal);
         eff = (w.effects && w.effects.sent ? 'sent; ' : '') + by.join('; ');
       }
-      const state = w.lease ? w.lease.state + (w.lease.holder.startsWith('human:') ? ' (' + w.lease.holder.slice(6) + ')' : '') : 'not in this process';
-      for (const t of [w.session_id, w.capability, w.step, w.failure_code + ': ' + w.summary, eff, state]) {
+      const state = w.lease ? w.lease.state + (w.lease.holder.startsWith('human:') ? ' (' + w.lease.holder.slice(6) + ')' : '')
+        : (w.relay_error || (w.relay ? 'its worker no longer holds it' : 'not held live: the run ended (resolve it with cua interventions)'));
+      const why = [w.failure_code, w.summary].filter(Boolean).join(': ') + (w.screen ? ' [screen: ' + w.screen + ']' : '');
+      for (const t of [w.session_id, w.capability, w.step, why, eff, state]) {
         const td = document.createElement('td'); td.textContent = t; tr.appendChild(td);
       }
       const td = document.createElement('td');
