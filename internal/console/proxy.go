@@ -59,7 +59,9 @@ func sessionOf(w http.ResponseWriter, r *http.Request) string {
 	if id := r.URL.Query().Get("session"); id != "" || r.Method == http.MethodGet {
 		return id
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<16))
+	var buf bytes.Buffer
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, 1<<16))
+	body := buf.Bytes()
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if err != nil {
 		return ""
