@@ -100,7 +100,8 @@ func readArmed(c *domain.Capability, at int) bool {
 
 // Lint returns what a person should fix in l before approving it although
 // it is valid: each unarmed read (see [UnarmedReads]) as a problem at its
-// reading step, with the file's line.
+// reading step, with the file's line, then each irreversible write no
+// effect contract covers (see [ScreenOnlyWrites]) at its last step.
 func (l *Loaded) Lint() []Problem {
 	var out []Problem
 	for _, u := range UnarmedReads(l.Capability) {
@@ -113,5 +114,5 @@ func (l *Loaded) Lint() []Problem {
 				"add a predicate with {input.NAME} to this step's or the preceding action's postcondition, or to the checkpoint, "+
 				"or declare identity: {unarmed: REASON}", u.Step, u.Output)})
 	}
-	return out
+	return append(out, l.screenOnlyLint()...)
 }

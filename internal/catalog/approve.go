@@ -56,6 +56,11 @@ type ApproveParams struct {
 	// invariant 23). Approve refuses such a capability without it, and
 	// refuses it for a capability with nothing unarmed to accept.
 	AcceptUnarmed string
+	// AcceptScreenOnly, the approver's reason, accepts a capability with an
+	// irreversible write no effect contract covers (see
+	// capability.ScreenOnlyWrites). Approve refuses such a capability
+	// without it, and refuses it for a capability with nothing to accept.
+	AcceptScreenOnly string
 }
 
 // unarmedNotePrefix starts the part of an approval's note that records an
@@ -92,6 +97,9 @@ func (c *Catalog) Approve(ctx context.Context, ref string, p ApproveParams) (sto
 		return store.Approval{}, fmt.Errorf("approve %s: %w", v.Ref(), err)
 	}
 	if a.Note, err = identityNote(l.Capability, p); err != nil {
+		return store.Approval{}, fmt.Errorf("approve %s: %w", v.Ref(), err)
+	}
+	if a.Note, err = screenOnlyNote(l.Capability, p.AcceptScreenOnly, a.Note); err != nil {
 		return store.Approval{}, fmt.Errorf("approve %s: %w", v.Ref(), err)
 	}
 	if p.Once {

@@ -133,7 +133,7 @@ func TestAddRefusesAnotherFileUnderTheSameRef(t *testing.T) {
 	if err != nil || again.Created {
 		t.Fatalf("re-adding the same file: created=%v err=%v, want a no-op", again.Created, err)
 	}
-	other := edited(t, "1.2.0")
+	other := edited(t, "1.3.0")
 	_, err = tb.cat.Add(tb.ctx, "edited.yaml", other)
 	if !errors.Is(err, store.ErrImmutable) {
 		t.Fatalf("different file under %s: err = %v, want ErrImmutable", v.Ref(), err)
@@ -188,10 +188,10 @@ func TestResolveAndShow(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	v1 := tb.add(t, readFile(t, transferFile))
-	v2 := tb.add(t, edited(t, "1.3.0"))
+	v2 := tb.add(t, edited(t, "1.4.0"))
 	for ref, want := range map[string]string{
 		"memberdesk.transfer_funds":       v2.ContentHash,
-		"memberdesk.transfer_funds@1.2.0": v1.ContentHash,
+		"memberdesk.transfer_funds@1.3.0": v1.ContentHash,
 		v1.ContentHash:                    v1.ContentHash,
 	} {
 		l, _, err := tb.cat.Resolve(tb.ctx, ref)
@@ -215,11 +215,11 @@ func TestResolveAndShow(t *testing.T) {
 	if _, _, err := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@2.0.0"); domain.ErrorCode(err) != domain.CodeHashMismatch {
 		t.Errorf("Resolve(tampered) err = %v, want CONTENT_HASH_MISMATCH", err)
 	}
-	d, err = tb.cat.Show(tb.ctx, "memberdesk.transfer_funds@1.2.0")
+	d, err = tb.cat.Show(tb.ctx, "memberdesk.transfer_funds@1.3.0")
 	if err != nil || d.Integrity != catalog.IntegritySealed {
 		t.Fatalf("Show(sealed) = %+v, %v", d, err)
 	}
-	changes, err := tb.cat.DiffRefs(tb.ctx, "memberdesk.transfer_funds@1.2.0", "memberdesk.transfer_funds@1.3.0")
+	changes, err := tb.cat.DiffRefs(tb.ctx, "memberdesk.transfer_funds@1.3.0", "memberdesk.transfer_funds@1.4.0")
 	if err != nil || len(changes) != 2 {
 		t.Fatalf("DiffRefs = %v, %v; want title and version changed", changes, err)
 	}
@@ -294,11 +294,11 @@ func TestAuthorizeRefusesWhatNoApprovalCovers(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	tb.add(t, readFile(t, transferFile))
-	v2 := tb.add(t, edited(t, "1.3.0"))
-	l1, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.2.0")
+	v2 := tb.add(t, edited(t, "1.4.0"))
+	l1, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.3.0")
 	l2, _, _ := tb.cat.Resolve(tb.ctx, v2.Ref())
 	tb.evals(t, l1, 5)
-	std, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.2.0", catalog.ApproveParams{FromEval: true,
+	std, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.3.0", catalog.ApproveParams{FromEval: true,
 		Max: map[string]string{"amount": "500.00"}, Allowed: map[string][]string{"to_account": {"Checking"}}, Expires: 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
@@ -481,14 +481,14 @@ func TestInputsSchemaBoundsTheRun(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	tb.add(t, readFile(t, transferFile))
-	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.2.0")
+	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.3.0")
 	tb.evals(t, l, 5)
 	for name, bad := range map[string]string{
 		"not JSON":  `{"type":`,
 		"remote":    `{"$ref":"http://127.0.0.1:1/x.json"}`,
 		"bad maxim": `{"properties":{"amount":{"maximum":"lots"}}}`,
 	} {
-		_, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.2.0", catalog.ApproveParams{FromEval: true, InputsSchema: json.RawMessage(bad)})
+		_, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.3.0", catalog.ApproveParams{FromEval: true, InputsSchema: json.RawMessage(bad)})
 		if err == nil || !strings.Contains(err.Error(), "inputs-schema") {
 			t.Errorf("%s: Approve = %v, want an error naming inputs-schema", name, err)
 		}
@@ -497,7 +497,7 @@ func TestInputsSchemaBoundsTheRun(t *testing.T) {
 		t.Fatalf("refused approvals wrote %d rows", n)
 	}
 	schema := `{"type":"object","properties":{"amount":{"type":"number","maximum":300}},"required":["amount"]}`
-	a, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.2.0", catalog.ApproveParams{FromEval: true, InputsSchema: json.RawMessage(schema)})
+	a, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.3.0", catalog.ApproveParams{FromEval: true, InputsSchema: json.RawMessage(schema)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,10 +531,10 @@ func TestAddOverlayIsAVersionOfItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Version.Version != "1.2.0+acme" || r.Version.ContentHash == base.ContentHash || !r.Created {
+	if r.Version.Version != "1.3.0+acme" || r.Version.ContentHash == base.ContentHash || !r.Created {
 		t.Fatalf("overlay version %+v", r.Version)
 	}
-	l, v, err := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.2.0+acme")
+	l, v, err := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.3.0+acme")
 	if err != nil || v.ContentHash != r.Version.ContentHash || !l.Sealed {
 		t.Fatalf("Resolve overlay: %+v %v", v, err)
 	}
@@ -562,7 +562,7 @@ func TestUnstartedRunIsIndexed(t *testing.T) {
 	t.Parallel()
 	tb := setup(t)
 	tb.add(t, readFile(t, transferFile))
-	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.2.0")
+	l, _, _ := tb.cat.Resolve(tb.ctx, "memberdesk.transfer_funds@1.3.0")
 	g := tb.cat.Gate(catalog.RunParams{Unattended: true, IdempotencyKey: "k"})
 	rec := &domain.RunRecord{RunID: "r-bad", Status: domain.StatusFailed, FailureCode: domain.CodeInputInvalid}
 	if err := g.Unstarted(tb.ctx, l, rec, "/data/runs/r-bad"); err != nil {

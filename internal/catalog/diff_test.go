@@ -44,7 +44,7 @@ func TestDiffIdentical(t *testing.T) {
 func TestDiffTransferEdits(t *testing.T) {
 	t.Parallel()
 	a, b := loadExample(t, "memberdesk.transfer_funds.yaml"), loadExample(t, "memberdesk.transfer_funds.yaml")
-	b.Version = "1.3.0"
+	b.Version = "1.4.0"
 	b.Entrypoint.URLPattern = "{base_url}/transfer"
 	b.Steps[5].Target.Name.Value = "Review"         // review: a target renamed
 	b.Steps[6].Gate = false                         // submit: the gate removed

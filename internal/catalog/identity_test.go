@@ -16,7 +16,7 @@ func unarmedTransfer(t *testing.T, version, extra string) []byte {
 		return indent + "- node_exists:\n" + indent + "    role: cell\n" + indent + "    name: \"{input.member_id}\"\n" +
 			indent + "    anchor: {relation: row_of, text: Member number}\n" + indent + "    scope: {frame: content}\n"
 	}
-	return variant(t, transferFile, "version: 1.2.0", "version: "+version, check("        "), "", check("      "), "",
+	return variant(t, transferFile, "version: 1.3.0", "version: "+version, check("        "), "", check("      "), "",
 		"provenance:\n", extra+"provenance:\n")
 }
 
@@ -49,10 +49,10 @@ func TestApproveRefusesUnarmedRead(t *testing.T) {
 	if a.Note != "ticket 42; identity unarmed: accepted: the ledger read-back checks the member" {
 		t.Errorf("note %q does not record the acceptance", a.Note)
 	}
-	if _, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.2.0", once("no reason to", "")); err == nil || !strings.Contains(err.Error(), "nothing to accept") {
+	if _, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.3.0", once("no reason to", "")); err == nil || !strings.Contains(err.Error(), "nothing to accept") {
 		t.Errorf("--accept-unarmed on the armed reference: err %v, want refused", err)
 	}
-	if a, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.2.0", once("", "")); err != nil || a.Note != "" {
+	if a, err := tb.cat.Approve(tb.ctx, "memberdesk.transfer_funds@1.3.0", once("", "")); err != nil || a.Note != "" {
 		t.Errorf("armed reference: %v, note %q", err, a.Note)
 	}
 

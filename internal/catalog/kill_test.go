@@ -113,7 +113,7 @@ func TestKillDuringAddOrApproveLeavesTheStoreConsistent(t *testing.T) {
 	if err != nil || len(as) != 0 {
 		t.Fatalf("after a kill inside approve: %d approvals, %v; want none", len(as), err)
 	}
-	d, err := cat.Show(ctx, "memberdesk.transfer_funds@1.2.0")
+	d, err := cat.Show(ctx, "memberdesk.transfer_funds@1.3.0")
 	if err != nil || d.Integrity != catalog.IntegritySealed {
 		t.Fatalf("after the kills: %+v, %v; want the version sealed and intact", d, err)
 	}

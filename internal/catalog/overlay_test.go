@@ -21,8 +21,8 @@ func TestOverlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Version != "1.2.0+acme" || c.ContentHash != "" {
-		t.Errorf("version %q hash %q, want 1.2.0+acme and no hash yet", c.Version, c.ContentHash)
+	if c.Version != "1.3.0+acme" || c.ContentHash != "" {
+		t.Errorf("version %q hash %q, want 1.3.0+acme and no hash yet", c.Version, c.ContentHash)
 	}
 	if c.Entrypoint.URLPattern != "http://127.0.0.1:8811/" {
 		t.Errorf("entrypoint = %q", c.Entrypoint.URLPattern)
@@ -33,7 +33,7 @@ func TestOverlay(t *testing.T) {
 	if n := c.Steps[5].Target.Name; c.Steps[5].ID != "review" || n.Value != "Check transfer" || n.Match != domain.MatchExact {
 		t.Errorf("review target = %+v", c.Steps[5].Target)
 	}
-	if base.Steps[5].Target.Name.Value != "Review transfer" || base.Version != "1.2.0" {
+	if base.Steps[5].Target.Name.Value != "Review transfer" || base.Version != "1.3.0" {
 		t.Error("Apply modified the base")
 	}
 	h, err := capability.Hash(c)

@@ -100,6 +100,7 @@ func NewCmdCatalogApprove(f *cmdutil.Factory) *cobra.Command {
 	fl.StringVar(&expires, "expires", "", "lifetime, such as 30d or 36h (default: none)")
 	fl.StringVar(&p.Note, "note", "", "why it is approved")
 	fl.StringVar(&p.AcceptUnarmed, "accept-unarmed", "", "accept, for REASON, a capability that reads a record with no check that it is the one asked for (recorded in the note)")
+	fl.StringVar(&p.AcceptScreenOnly, "accept-screen-only", "", "accept, for REASON, a capability with an irreversible write no effect contract covers (recorded in the note)")
 	fl.BoolVar(&p.Once, "once", false, "approve one run with exactly the --input values")
 	fl.StringArrayVarP(&inputs, "input", "i", nil, "exact input NAME=VALUE of a --once approval (repeatable)")
 	return cmd
