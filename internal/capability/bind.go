@@ -102,7 +102,7 @@ func dependsOnInput(ptr string, p *domain.Predicate) bool {
 }
 
 // BindTemplates returns a deep copy of c in which every input placeholder
-// of a target name (value or $input), anchor text, node_has_value value
+// of a target name (value, $input, starts_with or ends_with), anchor text, node_has_value value
 // ({input.NAME} or {$input: NAME}) and text_present/text_absent text is
 // replaced by the input's value from inputs (the typed values BindInputs
 // returns; each is rendered as it would be typed). In a regex name or text
@@ -193,6 +193,12 @@ func targetFields(ptr string, t *domain.TargetDescriptor, fn func(ptr string, f 
 			p = ptr + pointer("name", "$input")
 		}
 		fn(p, templateField{text: &n.Value, input: &n.Input, regex: &re})
+		if n.StartsWith != "" {
+			fn(ptr+pointer("name", "starts_with"), templateField{text: &n.StartsWith})
+		}
+		if n.EndsWith != "" {
+			fn(ptr+pointer("name", "ends_with"), templateField{text: &n.EndsWith})
+		}
 	}
 	if a := t.Anchor; a != nil {
 		fn(ptr+pointer("anchor", "text"), templateField{text: &a.Text})

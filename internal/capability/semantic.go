@@ -429,8 +429,8 @@ func (v *semantic) templates() {
 		}
 	})
 	forEachTarget(c, func(ptr string, t *domain.TargetDescriptor) {
-		if n := t.Name; n != nil && (n.Value == "") == (n.Input == "") {
-			v.add(ptr+pointer("name"), "set exactly one of value and $input")
+		if n := t.Name; n != nil {
+			v.nameForm(ptr+pointer("name"), n)
 		}
 	})
 	forEachPredicate(c, func(ptr string, p *domain.Predicate) {

@@ -116,6 +116,8 @@ func (g *gen) byRole(base, role string, name *domain.NameMatch) string {
 	opts := ""
 	switch {
 	case name == nil:
+	case name.Affix():
+		opts = ", { name: " + g.affixMatcher(name) + " }"
 	case name.Match == domain.MatchExact || name.Match == "":
 		opts = ", { name: " + g.nameValue(name, false) + ", exact: true }"
 	default:
@@ -168,6 +170,9 @@ func (g *gen) nameMatcher(n *domain.NameMatch) string {
 
 // textMatcher is getByText's argument: exact text, or a RegExp.
 func (g *gen) textMatcher(n *domain.NameMatch) string {
+	if n.Affix() {
+		return g.affixMatcher(n)
+	}
 	if n.Match == domain.MatchExact || n.Match == "" {
 		return g.nameValue(n, false) + ", { exact: true }"
 	}

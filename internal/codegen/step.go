@@ -180,7 +180,7 @@ func (g *gen) extract(c *domain.Capability, st *domain.Step, timeout int) string
 	fmt.Fprintf(&b, "const target = %s;\n", loc)
 	fmt.Fprintf(&b, "await expect(target).toHaveCount(1, { timeout: %d });\n", timeout)
 	b.WriteString("let text = await valueOf(target);\n")
-	if n := st.Target.Name; n != nil && n.Match == domain.MatchRegex {
+	if n := st.Target.Name; n != nil && n.Match == domain.MatchRegex && !n.Affix() && !picksOwnValue(st.Transform) {
 		fmt.Fprintf(&b, "text = %s.exec(text)?.[0] ?? text;\n", g.nameMatcher(n))
 	}
 	var val string
@@ -247,6 +247,9 @@ func dialogAnswer(c *domain.Capability, i int) (string, bool) {
 
 // dialogName is a RegExp for a dialog's message.
 func (g *gen) dialogName(n *domain.NameMatch) string {
+	if n.Affix() {
+		return g.affixMatcher(n)
+	}
 	if n.Match == domain.MatchExact || n.Match == "" {
 		return "exactly(" + g.nameValue(n, false) + ")"
 	}

@@ -11,15 +11,22 @@ const (
 	MatchRegex      MatchMode = "regex"
 )
 
-// NameMatch is an accessible-name constraint. Exactly one of Value and
-// Input is set. Value may hold {input.NAME} placeholders; Input
+// NameMatch is an accessible-name constraint. Exactly one of Value, Input
+// and the StartsWith/EndsWith pair is set. Value may hold {input.NAME} placeholders; Input
 // (`name: {$input: label}`) takes the whole name from an input. Both are
 // bound to the run's inputs (capability.BindTemplates) before targeting
 // sees the descriptor.
+//
+// StartsWith and EndsWith (either or both, instead of Value and Input)
+// require the name to start with one text and end with the other; the two
+// may overlap, so {starts_with: AB, ends_with: BA} matches "ABA" (see
+// affix.go). They may hold placeholders too.
 type NameMatch struct {
-	Value string    `json:"value,omitempty"`
-	Input string    `json:"$input,omitempty"`
-	Match MatchMode `json:"match"`
+	Value      string    `json:"value,omitempty"`
+	Input      string    `json:"$input,omitempty"`
+	StartsWith string    `json:"starts_with,omitempty"`
+	EndsWith   string    `json:"ends_with,omitempty"`
+	Match      MatchMode `json:"match"`
 }
 
 // Scope narrows where a target is looked for.

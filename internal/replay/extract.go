@@ -14,7 +14,9 @@ import (
 // in this order:
 //
 //  1. A regex target name narrows the text to the name pattern's first
-//     match (a cell named "Balance: \$[0-9.,]+" reads only the amount).
+//     match (a cell named "Balance: \$[0-9.,]+" reads only the amount),
+//     unless the transform is regex or strip_prefix, which picks the value
+//     out of the whole text (narrowsByName).
 //  2. When the output is sensitive, the text is registered with reg
 //     (trimmed) before any transform runs, so no sink ever shows it, not
 //     even in a transform's error; the final value is registered too.
@@ -28,7 +30,7 @@ import (
 // Errors name the output; for a sensitive output they never quote the
 // text.
 func extractValue(c *domain.Capability, st *domain.Step, text string, reg func(string)) (string, error) {
-	if st.Target != nil && st.Target.Name != nil && st.Target.Name.Match == domain.MatchRegex {
+	if narrowsByName(st) {
 		if re, err := regexp.Compile(st.Target.Name.Value); err == nil {
 			if m := re.FindString(text); m != "" {
 				text = m

@@ -145,6 +145,9 @@ func dialogMatches(d *domain.TargetDescriptor, n *domain.Node) bool {
 	if d.Name == nil {
 		return true
 	}
+	if d.Name.Affix() {
+		return affixName(d.Name, n.Name)
+	}
 	switch d.Name.Match {
 	case domain.MatchContains:
 		return strings.Contains(perception.Fold(n.Name), perception.Fold(d.Name.Value))

@@ -89,6 +89,7 @@ type resolver struct {
 	fname       string // folded
 	fnameB      []byte // fname, for bytes.Contains
 	re          *regexp.Regexp
+	aff         affixState // a starts_with/ends_with name
 	scopeFrame  string
 	frameAlt    []string // frame paths scopeFrame names by title
 	scopeRegion string   // folded; "" when unscoped
@@ -175,6 +176,7 @@ func (r *resolver) init(s *domain.UiSnapshot, d *domain.TargetDescriptor) error 
 	r.ntried = 0
 	r.role = perception.CanonicalRole(d.Role)
 	r.hasName, r.name, r.fname, r.re, r.mode = false, "", "", nil, ""
+	r.aff.on = false
 	if d.Name != nil && d.Name.Input != "" {
 		return invalid(d, "its name takes input %s, unbound: bind the capability's templates first (capability.BindTemplates)", d.Name.Input)
 	}
@@ -187,14 +189,20 @@ func (r *resolver) init(s *domain.UiSnapshot, d *domain.TargetDescriptor) error 
 		if r.mode == "" {
 			r.mode = domain.MatchExact
 		}
-		switch r.mode {
-		case domain.MatchExact, domain.MatchNormalized, domain.MatchContains:
+		if d.Name.Affix() {
+			if err := r.initAffix(d); err != nil {
+				return err
+			}
+		}
+		switch {
+		case r.aff.on:
+		case r.mode == domain.MatchExact, r.mode == domain.MatchNormalized, r.mode == domain.MatchContains:
 			r.name = perception.CleanName(d.Name.Value)
 			if r.name == "" {
 				return invalid(d, "empty name")
 			}
 			r.fname = perception.Fold(r.name)
-		case domain.MatchRegex:
+		case r.mode == domain.MatchRegex:
 			if d.Name.Value == "" {
 				return invalid(d, "empty name pattern")
 			}
@@ -298,6 +306,9 @@ func (r *resolver) base(i int) bool {
 
 // exactName is the semantic_exact name test.
 func (r *resolver) exactName(i int) bool {
+	if r.aff.on {
+		return r.affixExact(i)
+	}
 	name := r.nodes[i].Name
 	switch r.mode {
 	case domain.MatchExact:
@@ -320,6 +331,9 @@ func (r *resolver) exactName(i int) bool {
 func (r *resolver) nameOK(i int) bool {
 	if !r.hasName {
 		return true
+	}
+	if r.aff.on {
+		return r.affixFolded(i)
 	}
 	name := r.nodes[i].Name
 	switch {
@@ -361,7 +375,7 @@ func (r *resolver) run() domain.Strategy {
 		if r.collect(rungExact, domain.StrategySemanticExact) && r.narrow() {
 			return domain.StrategySemanticExact
 		}
-		if r.mode != domain.MatchRegex && r.fname != "" && r.collect(rungNormalized, domain.StrategySemanticNormalized) && r.narrow() {
+		if (r.aff.on && r.mode == domain.MatchExact || r.mode != domain.MatchRegex && r.fname != "") && r.collect(rungNormalized, domain.StrategySemanticNormalized) && r.narrow() {
 			return domain.StrategySemanticNormalized
 		}
 	}
@@ -440,7 +454,7 @@ func (r *resolver) collect(k rung, st domain.Strategy) bool {
 		case rungExact:
 			ok = r.exactName(i)
 		case rungNormalized:
-			ok = perception.FoldEqual(r.nodes[i].Name, r.fname)
+			ok = r.aff.on && r.affixFolded(i) || !r.aff.on && perception.FoldEqual(r.nodes[i].Name, r.fname)
 		case rungHint:
 			ok = r.nodes[i].CSS == r.css && r.nameOK(i)
 		case rungOrdinal:
@@ -526,7 +540,7 @@ func Describe(d domain.TargetDescriptor) string {
 		b.WriteString(d.Role)
 	}
 	if d.Name != nil {
-		fmt.Fprintf(&b, " %q", d.Name.Value)
+		describeName(&b, d.Name)
 		if d.Name.Match != "" && d.Name.Match != domain.MatchExact {
 			fmt.Fprintf(&b, " (%s)", d.Name.Match)
 		}
