@@ -143,6 +143,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.cfg.Fronts != nil {
 		s.relayed(r.Context(), si.who.Name, out)
+	} else {
+		for i := range out {
+			if out[i].Lease == nil && out[i].Relay != "" {
+				out[i].RelayError = "parked in a worker: this console has no relay credential (--relay-token-file or CUA_RELAY_TOKEN)"
+			}
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": out})
 }

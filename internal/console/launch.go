@@ -30,6 +30,9 @@ type Options struct {
 	Redact  func(string) string
 	HoldTTL time.Duration
 	Logger  *slog.Logger
+	// Fronts reaches the sessions parked in workers through their relays
+	// (the relay credential); nil: they are listed, not reachable.
+	Fronts *RelayClient
 }
 
 // maxPEM bounds a TLS certificate chain or key file.
@@ -65,7 +68,8 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := New(Config{Addr: o.Addr, AllowRemote: o.AllowRemote, TLS: o.TLS, Auth: o.Auth, Broker: br, Logger: o.Logger})
+	srv, err := New(Config{Addr: o.Addr, AllowRemote: o.AllowRemote, TLS: o.TLS, Auth: o.Auth, Broker: br, Logger: o.Logger,
+		Fronts: o.Fronts})
 	if err != nil {
 		return nil, err
 	}

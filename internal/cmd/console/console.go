@@ -93,13 +93,17 @@ type consoleOptions struct {
 	IO    *cmdutil.IOStreams
 	Park  ParkFlags
 	Store launch.StoreOptions
+	// RelayTokenFile holds the relay credential (--relay-token-file).
+	RelayTokenFile string
+	getenv         func(string) string
+	fronts         *console.RelayClient
 	// For tests: stop after this long (0: until interrupted).
 	serveFor time.Duration
 }
 
 // NewCmdConsole builds `cua console`.
 func NewCmdConsole(f *cmdutil.Factory, runF func(context.Context, *consoleOptions) error) *cobra.Command {
-	opts := &consoleOptions{IO: f.IO, Store: launch.StoreOptions{Getenv: f.Getenv}}
+	opts := &consoleOptions{IO: f.IO, Store: launch.StoreOptions{Getenv: f.Getenv}, getenv: f.Getenv}
 	cmd := &cobra.Command{
 		Use:     "console",
 		Short:   "Serve the operator console over the intervention queue",
@@ -110,6 +114,11 @@ func NewCmdConsole(f *cmdutil.Factory, runF func(context.Context, *consoleOption
 			if err := opts.Park.Validate(); err != nil {
 				return err
 			}
+			fronts, err := relayClient(opts.RelayTokenFile, opts.getenv)
+			if err != nil {
+				return err
+			}
+			opts.fronts = fronts
 			opts.Store.DataDir = launch.DataDir(opts.Store.DataDir, f.Getenv)
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -118,6 +127,8 @@ func NewCmdConsole(f *cmdutil.Factory, runF func(context.Context, *consoleOption
 		},
 	}
 	opts.Park.Bind(cmd, "addr")
+	cmd.Flags().StringVar(&opts.RelayTokenFile, "relay-token-file", "",
+		"file holding the relay credential (the "+DefaultRelayPrincipal+" principal's token; default $"+RelayTokenEnv+"): reach runs parked in workers")
 	cmdutil.StoreFlags(cmd, &opts.Store, true)
 	return cmd
 }
@@ -128,7 +139,13 @@ func runConsole(ctx context.Context, o *consoleOptions) error {
 		return err
 	}
 	defer st.Close()
-	srv, err := StartForRun(ctx, o.IO, o.Park, st, redact.New())
+	fronts, red := o.fronts, redact.New()
+	if fronts != nil {
+		red.RegisterLiteral(fronts.Token)
+	}
+	srv, err := console.Start(ctx, console.Options{Addr: o.Park.Addr, AllowRemote: o.Park.AllowRemote, TLS: o.Park.tls,
+		Auth: Authenticator(st), Queue: hitlstore.New(st), Redact: red.String, Logger: cmdutil.NewLogger(o.IO.ErrOut, red),
+		Fronts: fronts}, o.IO.ErrOut)
 	if err != nil {
 		return err
 	}
