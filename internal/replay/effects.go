@@ -100,7 +100,13 @@ func (l *effectLog) unconfirmed() []domain.StepEffect {
 // warning is the sentence a run's message leads with when an elevated or
 // irreversible action was sent and its result was not read.
 func (l *effectLog) warning() string {
-	un := l.unconfirmed()
+	var un []domain.StepEffect
+	for _, se := range l.unconfirmed() {
+		// A read-back that verified or refuted the effect says so itself.
+		if se.Verdict != domain.EffectVerified && se.Verdict != domain.EffectRefuted {
+			un = append(un, se)
+		}
+	}
 	if len(un) == 0 {
 		return ""
 	}

@@ -379,14 +379,23 @@ func (r *run) execute(ctx context.Context) *end {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 
-	from := r.reenter(ctx)
+	// A capability with effect contracts reads them before its first
+	// step (readback.go), so it always starts at its entrypoint.
+	from, reads := -1, []contractRead(nil)
+	if len(r.c.Contracts()) == 0 {
+		from = r.reenter(ctx)
+	}
 	if from < 0 {
 		if e := r.enter(ctx); e != nil {
 			return e
 		}
+		var e *end
+		if reads, e = r.preRead(ctx); e != nil {
+			return e
+		}
 		from = 0
 	}
-	return r.steps(ctx, from)
+	return r.postRead(ctx, reads, r.steps(ctx, from))
 }
 
 // started registers the sensitive inputs with the redactor and emits
