@@ -263,6 +263,23 @@ type EffectUnknown struct {
 	Why  string      `json:"why"`
 }
 
+// EffectReadBack: an effect contract's read-back judged a sent step's
+// effect (issue 26): the verdict (verified, refuted, indeterminate), the
+// pinned read-back, and the rows matching the contract and the others in
+// the pre-read and the post-read. Evidence holds counts and column names,
+// never a cell's value.
+type EffectReadBack struct {
+	Kind           string        `json:"kind"`
+	Verdict        domain.Effect `json:"verdict"`
+	Via            string        `json:"via"`
+	ContentHash    string        `json:"content_hash,omitempty"`
+	MatchingBefore int           `json:"matching_before"`
+	MatchingAfter  int           `json:"matching_after"`
+	OthersBefore   int           `json:"others_before"`
+	OthersAfter    int           `json:"others_after"`
+	Evidence       string        `json:"evidence"`
+}
+
 // Discovery events (agent).
 
 // ApprovalRequired: an action was held for a consent it did not get.
@@ -324,6 +341,7 @@ func (DispatchExplained) EventType() string      { return "dispatch_explained" }
 func (DispatchFailedClassify) EventType() string { return "dispatch_failed_classify" }
 func (EffectLanded) EventType() string           { return "effect_landed" }
 func (EffectUnknown) EventType() string          { return "effect_unknown" }
+func (EffectReadBack) EventType() string         { return "effect_read_back" }
 func (ApprovalRequired) EventType() string       { return "approval_required" }
 func (InvalidTurn) EventType() string            { return "invalid_turn" }
 func (DiscoveryFinished) EventType() string      { return "discovery_finished" }
@@ -335,7 +353,7 @@ func Kinds() []Payload {
 		ActionDispatched{}, DispatchFailed{}, DispatchRefused{}, TargetUnresolved{}, PolicyDenied{}, LandingRefused{},
 		RunStarted{}, RunRefused{}, InputRefused{}, RunFinished{}, CapabilityStarted{}, CapabilityFinished{},
 		StepFinished{}, ScreenshotAfter{}, GateReached{}, HumanDelta{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
-		Extracted{}, DispatchExplained{}, DispatchFailedClassify{}, EffectLanded{}, EffectUnknown{},
+		Extracted{}, DispatchExplained{}, DispatchFailedClassify{}, EffectLanded{}, EffectUnknown{}, EffectReadBack{},
 		ApprovalRequired{}, InvalidTurn{}, DiscoveryFinished{},
 	}
 }
