@@ -43,7 +43,7 @@ import (
 )
 
 // Phases, in the order they run.
-var phases = []string{"micro", "speed", "cold", "scale", "drift", "batch", "fleet", "stay"}
+var phases = []string{"micro", "speed", "cold", "scale", "drift", "batch", "fleet", "stay", "faults"}
 
 // config is the command line.
 type config struct {
@@ -66,6 +66,8 @@ type config struct {
 	batchRef      string
 	fleetRows     int
 	stayN         int
+	faultsN       int
+	merge         bool
 	only, skip    map[string]bool
 	scaleWorker   int    // >0: run as the child of the scale phase
 	scaleBase     string // child: the app URL
@@ -103,6 +105,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	bs := fs.String("batch-sessions", "1,4", "--sessions of the batch phase's batches, comma-separated (1,2,4,8 for the whole sweep)")
 	fs.IntVar(&c.fleetRows, "fleet-rows", 100, "lookups submitted to the fleet phase's two workers")
 	fs.IntVar(&c.stayN, "stay-n", 40, "timed lookups per way in the stay phase")
+	fs.IntVar(&c.faultsN, "faults-n", 10, "transfers per write fault (and the no-fault control) and arm in the faults phase")
+	fs.BoolVar(&c.merge, "merge", false, "keep the phases of the existing -out file this run does not run (write a partial run into latest.json)")
 	fs.StringVar(&c.microTime, "micro-benchtime", "300ms", "go test -benchtime for the micro-benchmarks")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "stop everything after this long (the results so far are still written)")
 	only := fs.String("only", "", "run only these phases: "+strings.Join(phases, ","))
@@ -119,7 +123,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	outSet := false
 	fs.Visit(func(f *flag.Flag) { outSet = outSet || f.Name == "out" })
-	if !outSet && (*only != "" || *skip != "") {
+	if !outSet && !c.merge && (*only != "" || *skip != "") {
 		// A partial run must not replace the full results.
 		c.out = filepath.Join(os.TempDir(), "cua-bench-partial.json")
 	}
@@ -157,6 +161,8 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		return nil, fmt.Errorf("-fleet-rows %d: want at least 1", c.fleetRows)
 	case c.stayN < 1:
 		return nil, fmt.Errorf("-stay-n %d: want at least 1", c.stayN)
+	case c.faultsN < 1:
+		return nil, fmt.Errorf("-faults-n %d: want at least 1", c.faultsN)
 	case c.scaleDur <= 0:
 		return nil, fmt.Errorf("-scale-duration %s: want a positive duration", c.scaleDur)
 	}
@@ -231,6 +237,11 @@ func run(ctx context.Context, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	res, err := runAll(ctx, c)
+	if res != nil && c.merge {
+		if merr := mergeResults(c.out, res); merr != nil && err == nil {
+			err = merr
+		}
+	}
 	if res != nil {
 		if werr := writeResults(c.out, res); werr != nil && err == nil {
 			err = werr
@@ -277,6 +288,7 @@ func runAll(ctx context.Context, c *config) (*results, error) {
 	do("batch", func() error { return runBatch(ctx, c, res, progress) })
 	do("fleet", func() error { return runFleet(ctx, c, res, progress) })
 	do("stay", func() error { return runStay(ctx, c, res, progress) })
+	do("faults", func() error { return runFaults(ctx, c, res, progress) })
 	res.Machine.LoadAvgEnd = loadAvg()
 	res.TotalSeconds = round(time.Since(start).Seconds(), 1)
 	res.Goals = goals(res)

@@ -47,7 +47,8 @@ func goals(res *results) []goal {
 			goal{"drift: silent wrong results", "0", fmt.Sprint(d.SilentWrong), d.SilentWrong == 0},
 		)
 	}
-	return append(gs, queueGoals(res)...)
+	gs = append(gs, queueGoals(res)...)
+	return append(gs, faultGoals(res)...)
 }
 
 // queueGoals judges the batch, fleet and stay phases against issue 15's
@@ -241,8 +242,9 @@ func printTable(w io.Writer, res *results) {
 		}
 	}
 	printQueue(w, res)
+	printFaults(w, res)
 	if len(res.Goals) > 0 {
-		fmt.Fprintln(w, "\n### Goals (issues 5 and 15)")
+		fmt.Fprintln(w, "\n### Goals (issues 5, 15 and 26)")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| goal | target | measured | met |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- |")

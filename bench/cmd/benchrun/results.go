@@ -17,21 +17,24 @@ import (
 
 // results is bench/results/latest.json.
 type results struct {
-	SchemaVersion int                `json:"schema_version"`
-	GeneratedAt   string             `json:"generated_at"`
-	Machine       machine            `json:"machine"`
-	Config        map[string]any     `json:"config"`
-	Micro         []microResult      `json:"micro,omitempty"`
-	Replay        *replaySpeed       `json:"replay,omitempty"`
-	ColdStart     *coldStart         `json:"cold_start,omitempty"`
-	Scale         []scaleStep        `json:"scale,omitempty"`
-	Drift         *driftResults      `json:"drift,omitempty"`
-	Batch         *batchResults      `json:"batch,omitempty"`
-	Fleet         *fleetResult       `json:"fleet,omitempty"`
-	Stay          *stayResult        `json:"stay,omitempty"`
-	Goals         []goal             `json:"goals"`
-	PhaseSeconds  map[string]float64 `json:"phase_seconds"`
-	TotalSeconds  float64            `json:"total_seconds"`
+	SchemaVersion int            `json:"schema_version"`
+	GeneratedAt   string         `json:"generated_at"`
+	Machine       machine        `json:"machine"`
+	Config        map[string]any `json:"config"`
+	Micro         []microResult  `json:"micro,omitempty"`
+	Replay        *replaySpeed   `json:"replay,omitempty"`
+	ColdStart     *coldStart     `json:"cold_start,omitempty"`
+	Scale         []scaleStep    `json:"scale,omitempty"`
+	Drift         *driftResults  `json:"drift,omitempty"`
+	Batch         *batchResults  `json:"batch,omitempty"`
+	Fleet         *fleetResult   `json:"fleet,omitempty"`
+	Stay          *stayResult    `json:"stay,omitempty"`
+	Faults        *faultsResults `json:"faults,omitempty"`
+	// MergedFrom names the earlier run whose phases a -merge run kept.
+	MergedFrom   string             `json:"merged_from,omitempty"`
+	Goals        []goal             `json:"goals"`
+	PhaseSeconds map[string]float64 `json:"phase_seconds"`
+	TotalSeconds float64            `json:"total_seconds"`
 }
 
 type machine struct {
@@ -63,7 +66,7 @@ func newResults(c *config) *results {
 			"scale_seconds": c.scaleDur.Seconds(), "drift_benign": c.driftBenign, "drift_workers": c.driftWorkers,
 			"micro_benchtime": c.microTime, "batch_rows": c.batchRows, "batch_sessions": c.batchSessions,
 			"batch_modes": c.batchModes,
-			"fleet_rows":  c.fleetRows, "stay_lookups": c.stayN,
+			"fleet_rows":  c.fleetRows, "stay_lookups": c.stayN, "fault_runs": c.faultsN,
 		},
 		PhaseSeconds: map[string]float64{},
 	}
@@ -176,4 +179,60 @@ type goal struct {
 	Target   string `json:"target"`
 	Measured string `json:"measured"`
 	Met      bool   `json:"met"`
+}
+
+// mergeResults fills the phases res did not run from the results file at
+// path (when there is one), keeps their phase times and judges the goals
+// again over the whole.
+func mergeResults(path string, res *results) error {
+	raw, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("-merge: %w", err)
+	}
+	var old results
+	if err := json.Unmarshal(raw, &old); err != nil {
+		return fmt.Errorf("-merge: %s: %w", path, err)
+	}
+	if res.Micro == nil {
+		res.Micro = old.Micro
+	}
+	if res.Replay == nil {
+		res.Replay = old.Replay
+	}
+	if res.ColdStart == nil {
+		res.ColdStart = old.ColdStart
+	}
+	if res.Scale == nil {
+		res.Scale = old.Scale
+	}
+	if res.Drift == nil {
+		res.Drift = old.Drift
+	}
+	if res.Batch == nil {
+		res.Batch = old.Batch
+	}
+	if res.Fleet == nil {
+		res.Fleet = old.Fleet
+	}
+	if res.Stay == nil {
+		res.Stay = old.Stay
+	}
+	if res.Faults == nil {
+		res.Faults = old.Faults
+	}
+	var kept []string
+	for phase, s := range old.PhaseSeconds {
+		if _, ran := res.PhaseSeconds[phase]; !ran {
+			res.PhaseSeconds[phase] = s
+			kept = append(kept, phase)
+		}
+	}
+	slices.Sort(kept)
+	if len(kept) > 0 {
+		res.MergedFrom = fmt.Sprintf("%s from the run of %s", strings.Join(kept, ", "), old.GeneratedAt)
+	}
+	res.Goals = goals(res)
+	return nil
 }
