@@ -6,7 +6,10 @@
 // stages (eval replays of the transfer through a SQLite catalog of the
 // demo's own, an approval earned from them, unattended runs inside and
 // outside its bound), followed by a recorded discovery that is compiled,
-// sealed and replayed.
+// sealed and replayed. With [Config.Bin] the fleet stages follow: a queue
+// batch worked by two `cua worker` processes, one SIGKILLed mid-run
+// (fleet.go), and a desktop replay over AT-SPI (desktop.go), both run as
+// separate processes of that binary.
 //
 // [Run] starts the app and the browser, runs every stage, compares each
 // result with its expectation and returns a [Report]; the command only
@@ -17,7 +20,8 @@
 // is internal/cli's job), never import internal/cli, never compile or seal
 // a capability itself (the discovery stages ask a [Discoverer], the
 // pipeline), never judge an approval (the catalog does), never open a
-// store other than its own catalog under the data dir, and never redact:
+// store other than its own under the data dir (the approval stages'
+// catalog, the queue stage's data directory), and never redact:
 // every record it returns was redacted by the engine that made it. It
 // talks to loopback only: the app it starts on 127.0.0.1.
 package demo

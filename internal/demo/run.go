@@ -46,6 +46,13 @@ type Config struct {
 	// story): an MCP client over stdio lists the tools and calls the
 	// savings lookup twice, for outputs and for a business outcome.
 	SkipMCP bool
+	// Bin is the cua executable the fleet stages run as separate processes
+	// (`cua demo` passes its own): the queue stage ([env.fleetStage]) and,
+	// with Desktop, the desktop stage, which follow the agent stages when
+	// Stages is nil. "" leaves them out.
+	Bin string
+	// Desktop is the desktop capability file the desktop stage replays.
+	Desktop string
 	// Redactor redacts what the engine records and logs; nil: redact.New().
 	Redactor *redact.Redactor
 	// Logger receives the engine's diagnostics; it should redact through
@@ -70,12 +77,19 @@ type Result struct {
 	// it did not.
 	Pass    bool   `json:"pass"`
 	Problem string `json:"problem,omitempty"`
+	// Skipped is set on a stage this machine cannot run (a desktop stage
+	// without a desktop session): it passes, and says so in Detail.
+	Skipped bool `json:"skipped,omitempty"`
 	// Detail is a one-line summary of the result (Problem when it failed).
 	Detail string `json:"detail,omitempty"`
 }
 
-// Mark is PASS when the stage behaved as declared, else FAIL.
+// Mark is PASS when the stage behaved as declared (SKIP when this machine
+// could not run it), else FAIL.
 func (r *Result) Mark() string {
+	if r.Pass && r.Skipped {
+		return "SKIP"
+	}
 	if r.Pass {
 		return "PASS"
 	}
@@ -222,6 +236,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			add(r)
 		}
 		add(e.codegenStage())
+		if cfg.Bin != "" {
+			add(e.fleetStage(ctx))
+			if cfg.Desktop != "" {
+				add(e.desktopStage(ctx))
+			}
+		}
 	}
 	if cfg.Discoverer != nil {
 		for _, r := range e.discoveryStages(ctx) {

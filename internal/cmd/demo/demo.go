@@ -3,6 +3,7 @@ package democmd
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ type demoOptions struct {
 	Cassette string
 	DataDir  string
 	Browser  string
+	Desktop  string
 	JSON     bool
 }
 
@@ -41,6 +43,8 @@ func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *demoOptions) err
 	cmd.Flags().StringVar(&opts.Dir, "capabilities", "examples/capabilities", "directory of the reference capabilities")
 	cmd.Flags().StringVar(&opts.Cassette, "cassette", "examples/cassettes/savings_balance.json", "recorded discovery of the savings-balance goal")
 	cmdutil.DataDirFlag(cmd, &opts.DataDir)
+	cmd.Flags().StringVar(&opts.Desktop, "desktop", "internal/surface/desktop/testdata/capabilities/mousepad.write_note.yaml",
+		"desktop capability the desktop stage replays (\"\" leaves the stage out)")
 	cmd.Flags().StringVar(&opts.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stages as JSON")
 	return cmd
@@ -48,10 +52,15 @@ func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *demoOptions) err
 
 func runDemo(ctx context.Context, o *demoOptions) error {
 	red := redact.New()
+	// The queue stage runs this binary as cua batch and two cua workers.
+	bin, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("demo: find the cua binary: %w", err)
+	}
 	line := "%-3v %-36s %-5s %-17s %6v  %s\n"
 	rep, err := demo.Run(ctx, demo.Config{
 		Capabilities: o.Dir, DataDir: o.DataDir, Browser: o.Browser, Cassette: o.Cassette,
-		Discoverer: demo.Pipeline, Redactor: red, Logger: cmdutil.NewLogger(o.IO.ErrOut, red),
+		Discoverer: demo.Pipeline, Redactor: red, Bin: bin, Desktop: o.Desktop, Logger: cmdutil.NewLogger(o.IO.ErrOut, red),
 		OnStart: func(url string) {
 			if !o.JSON {
 				fmt.Fprintf(o.IO.Out, "MemberDesk on %s; evidence under %s\n", url, filepath.Join(o.DataDir, "runs"))
