@@ -419,6 +419,7 @@ func (s *Server) renderDrift(w http.ResponseWriter, r *http.Request, pg page) bo
 		body, _ = p.rootPage()
 	case tmplNav:
 		d, _ := pg.data.(navData)
+		d.Links = navLinks // the lookup's links only: the task-shape links are not drifted
 		body, _ = p.navPage(d)
 	case tmplSearch:
 		d, _ := pg.data.(searchData)

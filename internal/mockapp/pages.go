@@ -18,7 +18,9 @@ type link struct {
 	Href string
 }
 
-// navLinks are the links of the Navigation frame; they target "content".
+// navLinks are the reference lookup's links of the Navigation frame, the
+// ones a drift variant renders; the frame also shows shapeNavLinks before
+// "Sign Off" (allNavLinks). They target "content".
 var navLinks = []link{
 	{"Member Search", searchPath},
 	{"Open Sub-Account", subaccountPath},
@@ -38,7 +40,7 @@ type navData struct {
 
 func (s *Server) handleNav(w http.ResponseWriter, r *http.Request) {
 	q := clip(r.URL.Query().Get("q"))
-	s.render(w, r, page{tmpl: tmplNav, title: "Navigation", data: navData{Query: q, Links: navLinks}})
+	s.render(w, r, page{tmpl: tmplNav, title: "Navigation", data: navData{Query: q, Links: allNavLinks()}})
 }
 
 // signonPage is the sign-on form. It never echoes what was typed: a

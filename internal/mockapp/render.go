@@ -24,6 +24,11 @@ const (
 	tmplTransfer   = "transfer"
 	tmplReview     = "review"
 	tmplHistory    = "history"
+	// The task-shape pages (shapes.go).
+	tmplChecklist = "checklist"
+	tmplApprovals = "approvals"
+	tmplBranch    = "branch"
+	tmplImportant = "important"
 )
 
 // templates maps a template name to its parsed set. Each set executes "page".
@@ -35,7 +40,8 @@ func parseTemplates() map[string]*template.Template {
 		out[name] = template.Must(template.ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	layout := template.Must(template.ParseFS(templateFS, "templates/layout.html"))
-	for _, name := range []string{tmplSignon, tmplSearch, tmplMember, tmplMessage, tmplSubaccount, tmplTransfer, tmplReview, tmplHistory} {
+	for _, name := range []string{tmplSignon, tmplSearch, tmplMember, tmplMessage, tmplSubaccount, tmplTransfer, tmplReview, tmplHistory,
+		tmplChecklist, tmplApprovals, tmplBranch, tmplImportant} {
 		out[name] = template.Must(template.Must(layout.Clone()).ParseFS(templateFS, "templates/"+name+".html"))
 	}
 	return out

@@ -52,6 +52,7 @@ func (s *Server) routes() *http.ServeMux {
 	handle(mux, controlPrefix+"state", methods{http.MethodGet: s.handleState})
 	handle(mux, controlPrefix+"ledger", methods{http.MethodGet: s.handleLedger})
 	s.driftRoutes(mux)
+	s.shapeRoutes(mux)      // shapes.go
 	s.automationRoutes(mux) // statecontract.go
 	mux.HandleFunc("/", notFound)
 	return mux

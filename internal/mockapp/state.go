@@ -35,6 +35,8 @@ type State struct {
 	// Posts counts content POSTs received per path ("/content/search" → n),
 	// whatever their answer, so a test can prove a reload re-sent no form.
 	Posts map[string]int `json:"posts"`
+	// Shapes is what the task-shape pages hold (shapes.go).
+	Shapes Shapes `json:"shapes"`
 }
 
 // transfer is a reviewed transfer waiting for its one-time token.
@@ -68,6 +70,7 @@ type state struct {
 	dropMarks     map[string]bool // sessions session_drop_after_signon drops on their next content request
 	lastMember    string          // the last member record viewed, for stale_result
 	drift         driftState      // see drift.go
+	shapes        shapesState     // see shapes_state.go
 }
 
 // reset empties the state and selects variant.
@@ -82,6 +85,7 @@ func (st *state) reset(variant string) {
 		requests:  make(map[string]int),
 		posts:     make(map[string]int),
 		dropMarks: make(map[string]bool),
+		shapes:    newShapesState(),
 	}
 }
 
@@ -106,6 +110,7 @@ func (st *state) snapshot() State {
 		NoticePending:      st.noticePending,
 		NoticeAcknowledged: st.noticeAcks,
 		Requests:           requests,
+		Shapes:             st.shapes.snapshot(),
 	}
 }
 
@@ -144,12 +149,12 @@ func (s *Server) ledgerSnapshot() []LedgerEntry {
 // countRequest records one request under "METHOD /path", collapsing member
 // numbers so the map stays small, and a content POST under its path.
 func (s *Server) countRequest(method, path string) {
-	if strings.HasPrefix(path, memberPrefix) {
-		if strings.HasSuffix(path, historySuffix) {
-			path = memberPrefix + "{id}" + historySuffix
-		} else {
-			path = memberPrefix + "{id}"
+	if rest, ok := strings.CutPrefix(path, memberPrefix); ok {
+		sub := ""
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			sub = rest[i:] // historySuffix, checklistSuffix, branchSuffix
 		}
+		path = memberPrefix + "{id}" + sub
 	}
 	key := method + " " + path
 	s.mu.Lock()
