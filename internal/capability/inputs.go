@@ -28,6 +28,9 @@ func CoerceInput(spec domain.InputSpec, raw string) (any, error) {
 	if !utf8.ValidString(raw) {
 		return nil, fmt.Errorf("not valid UTF-8")
 	}
+	if spec.Type == domain.TypeArray {
+		return coerceList(spec, raw)
+	}
 	raw, err := ShapeInput(spec, raw)
 	if err != nil {
 		return nil, err

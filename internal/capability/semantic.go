@@ -89,11 +89,16 @@ type semantic struct {
 	// extracted maps an output name to the step that extracts it, for the
 	// steps checked so far.
 	extracted map[string]int
+	// remap maps a pointer into a loop prototype back to the file (see
+	// loopPrototype); nil without loops.
+	remap func(string) string
 }
 
 // semanticProblems checks what the schema cannot express.
 func (d *document) semanticProblems(c *domain.Capability) []Problem {
-	v := &semantic{d: d, c: c, extracted: map[string]int{}}
+	orig := c
+	c, remap := loopPrototype(c)
+	v := &semantic{d: d, c: c, extracted: map[string]int{}, remap: remap}
 	v.uniqueNames()
 	v.entrypoint()
 	for i := range c.Inputs {
@@ -119,11 +124,15 @@ func (d *document) semanticProblems(c *domain.Capability) []Problem {
 	v.allowedDomains()
 	v.templates()
 	v.regexes()
+	v.loops(orig)
 	sort.SliceStable(v.ps, func(i, j int) bool { return v.ps[i].Line < v.ps[j].Line })
 	return v.ps
 }
 
 func (v *semantic) add(ptr, format string, args ...any) {
+	if v.remap != nil {
+		ptr = v.remap(ptr)
+	}
 	v.ps = append(v.ps, v.d.problem(ptr, format, args...))
 }
 

@@ -252,6 +252,7 @@ func ApplyDefaults(c *domain.Capability) {
 			p.NodeHasValue.Match = domain.MatchExact
 		}
 	})
+	applyLoopDefaults(c)
 }
 
 // forEachPredicate visits every predicate with its JSON pointer.

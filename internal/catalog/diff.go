@@ -156,6 +156,10 @@ func diffList(name, key string, a, b []map[string]any) []Change {
 			continue
 		}
 		for _, k := range unionKeys(e, other) {
+			if k == "for_each" {
+				out = append(out, diffLoop(path, e[k], other[k])...)
+				continue
+			}
 			out = append(out, diffValue(path+"."+k, e[k], other[k], false)...)
 		}
 	}
@@ -165,7 +169,7 @@ func diffList(name, key string, a, b []map[string]any) []Change {
 			continue
 		}
 		c := Change{Kind: Added, Path: name + "[" + id + "]", After: compact(e)}
-		c.RiskUp = riskRank(e["risk"]) > riskRank(string(domain.RiskSafe))
+		c.RiskUp = addedRisky(e)
 		out = append(out, c)
 	}
 	if before, after := commonOrder(a, key, bi), commonOrder(b, key, ai); !slices.Equal(before, after) {

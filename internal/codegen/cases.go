@@ -143,7 +143,7 @@ func (g *gen) bindCase(n int, k Case) (Case, error) {
 		if err != nil {
 			return k, g.refuse(where, "input %s: %v", name, err)
 		}
-		bound[name] = fmt.Sprint(v)
+		bound[name] = caseValue(v)
 	}
 	var names []string
 	for _, spec := range c.Inputs {
@@ -155,7 +155,7 @@ func (g *gen) bindCase(n int, k Case) (Case, error) {
 			if err != nil {
 				return k, g.refuse(where, "input %s default: %v", spec.Name, err)
 			}
-			bound[spec.Name] = fmt.Sprint(v)
+			bound[spec.Name] = caseValue(v)
 		} else if spec.Required {
 			return k, g.refuse(where, "required input %s has no value", spec.Name)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,6 +80,8 @@ type gen struct {
 	fnames  []string          // frame paths in order of first use
 	fdecl   []string          // frame variable declarations
 	dialogs bool
+	// loopAs is the element name of the for_each loop being written.
+	loopAs string
 	// guardNames maps "id@version step" of a guarded step to its name
 	// in GUARDS.
 	guardNames map[string]string
@@ -203,6 +206,9 @@ func (g *gen) testBody() string {
 	w.WriteString("    const BASE_URL = (baseURL || process.env.CUA_BASE_URL || DEFAULT_BASE_URL).replace(/\\/+$/, '');\n")
 	w.WriteString("    test.info().annotations.push({ type: 'capability', description: CAPABILITY + ' ' + CONTENT_HASH }, { type: 'description', description: DESCRIPTION });\n")
 	w.WriteString("    const outputs: Record<string, string> = {};\n")
+	if slices.ContainsFunc(c.Outputs, func(o domain.OutputSpec) bool { return o.Type == domain.TypeArray }) {
+		w.WriteString("    const lists: Record<string, string[]> = {};\n")
+	}
 	for _, d := range g.fdecl {
 		w.WriteString("    " + d + "\n")
 	}
@@ -232,6 +238,10 @@ func (g *gen) testBody() string {
 			if pat, err = regexSource(o.Pattern); err != nil {
 				g.fail("%v", err)
 			}
+		}
+		if o.Type == domain.TypeArray {
+			w.WriteString(g.expectListOutput(o, pat))
+			continue
 		}
 		fmt.Fprintf(&w, "    expectOutput(%s, outputs[%s], %s, %s, %s, %t);\n", Str(o.Name), Str(o.Name), Str(kind), strList(o.Enum), Str(pat), o.Sensitive)
 	}

@@ -61,6 +61,9 @@ var templateRE = regexp.MustCompile(`\{input\.([a-z][a-z0-9_]*)\}`)
 // string expression: literals joined by + with the case's values. quote
 // escapes the values for a regular expression (a regex field).
 func (g *gen) template(text string, quote bool) string {
+	if g.loopAs != "" {
+		return g.loopTemplate(text, quote)
+	}
 	ms := templateRE.FindAllStringSubmatchIndex(text, -1)
 	if len(ms) == 0 {
 		return Str(text)

@@ -147,7 +147,7 @@ func (g *gen) nameValue(n *domain.NameMatch, quote bool) string {
 func (g *gen) nameMatcher(n *domain.NameMatch) string {
 	switch n.Match {
 	case domain.MatchRegex:
-		if n.Input != "" || templateRE.MatchString(n.Value) {
+		if n.Input != "" || g.templated(n.Value) {
 			return "new RegExp(" + g.nameValue(n, true) + ")"
 		}
 		src, err := regexSource(n.Value)
@@ -156,7 +156,7 @@ func (g *gen) nameMatcher(n *domain.NameMatch) string {
 		}
 		return "new RegExp(" + Str(src) + ")"
 	case domain.MatchNormalized, domain.MatchContains:
-		if n.Input != "" || templateRE.MatchString(n.Value) {
+		if n.Input != "" || g.templated(n.Value) {
 			return g.fail("name: a %s match of a value from an input has no locator", n.Match)
 		}
 		f := fold(n.Value)

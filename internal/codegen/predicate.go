@@ -19,7 +19,7 @@ func (g *gen) pred(p *domain.Predicate) string {
 		want := g.template(v.Value, v.Match == domain.MatchRegex)
 		if v.Input != "" {
 			want = g.inputExpr(v.Input, v.Match == domain.MatchRegex)
-		} else if v.Match == domain.MatchRegex && !templateRE.MatchString(v.Value) {
+		} else if v.Match == domain.MatchRegex && !g.templated(v.Value) {
 			src, err := regexSource(v.Value)
 			if err != nil {
 				return g.fail("node_has_value: %v", err)
@@ -69,7 +69,7 @@ func (g *gen) text(q *domain.TextQuery) string {
 	case domain.MatchExact:
 		return base + ".getByText(" + g.template(q.Text, false) + ", { exact: true })"
 	case domain.MatchRegex:
-		if templateRE.MatchString(q.Text) {
+		if g.templated(q.Text) {
 			return base + ".getByText(new RegExp(" + g.template(q.Text, true) + "))"
 		}
 		src, err := regexSource(q.Text)
@@ -78,7 +78,7 @@ func (g *gen) text(q *domain.TextQuery) string {
 		}
 		return base + ".getByText(new RegExp(" + Str(src) + "))"
 	case domain.MatchNormalized:
-		if templateRE.MatchString(q.Text) {
+		if g.templated(q.Text) {
 			return g.fail("text: a %s match of a value from an input has no locator", q.Match)
 		}
 		f := fold(q.Text)

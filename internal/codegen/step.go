@@ -20,6 +20,9 @@ var keyAliases = map[string]string{
 // prerequisite).
 func (g *gen) step(c *domain.Capability, i int, in string, root bool) string {
 	st := &c.Steps[i]
+	if st.ForEach != nil {
+		return g.loopStep(c, i, in, root)
+	}
 	if st.When != nil {
 		// An optional step: judged once, on the page the previous step left.
 		return in + "if (" + g.pred(st.When) + ") {\n" + g.stepBody(c, i, in+"  ", root) + in + "}\n"
@@ -157,6 +160,8 @@ func (g *gen) value(st *domain.Step) string {
 		return "secret(" + Str(SecretEnv(v.Secret)) + ")"
 	case "output":
 		return "output(outputs, " + Str(v.Output) + ")"
+	case "item":
+		return g.itemExpr(v.Item, false)
 	}
 	return g.fail("the step has no value")
 }
@@ -174,6 +179,9 @@ func (g *gen) extract(c *domain.Capability, st *domain.Step, timeout int) string
 	kind, currency := "", ""
 	if spec != nil {
 		kind, currency = string(spec.Type), spec.Currency
+	}
+	if kind == string(domain.TypeArray) {
+		kind = string(domain.TypeString) // one value of a list output
 	}
 	loc := g.locator(st.Target)
 	var b strings.Builder
@@ -208,7 +216,7 @@ func (g *gen) extract(c *domain.Capability, st *domain.Step, timeout int) string
 	default:
 		return g.fail("transform %s is unknown", t)
 	}
-	fmt.Fprintf(&b, "outputs[%s] = %s;", Str(st.Into), val)
+	b.WriteString(g.collectOutput(st.Into, val))
 	return b.String()
 }
 

@@ -158,6 +158,9 @@ type InputSpec struct {
 	// typed value, a name, a predicate, an identity check) sees the shaped
 	// value.
 	Transform []InputTransform `json:"transform,omitempty"`
+	// ListSpec holds the items and bounds of a list input (type: array;
+	// see loop.go).
+	ListSpec
 }
 
 // OutputSpec declares one typed result.
@@ -343,6 +346,9 @@ type Step struct {
 	// Effects are what the step must leave in the system of record, read
 	// back after it (see effect.go).
 	Effects []EffectContract `json:"effects,omitempty"`
+	// ForEach makes the step a bounded loop over a list input (see
+	// loop.go); such a step sets no action of its own.
+	ForEach *ForEach `json:"for_each,omitempty"`
 }
 
 // Wait bounds how long a step waits for its postcondition (or, for

@@ -216,7 +216,7 @@ func (v *ValueExpr) UnmarshalJSON(b []byte) error {
 	}
 	*v = ValueExpr(p)
 	if v.Kind() == "" {
-		return errors.New("value must set exactly one of $input, $secret, $output, literal")
+		return errors.New("value must set exactly one of $input, $secret, $output, $item, literal")
 	}
 	return nil
 }

@@ -110,6 +110,9 @@ type ValueExpr struct {
 	Secret  string  `json:"$secret,omitempty"`
 	Output  string  `json:"$output,omitempty"`
 	Literal *string `json:"literal,omitempty"`
+	// Item (inside a for_each loop) is the element of the iteration: the
+	// loop's as name ("item") or one field of it ("item.qty").
+	Item string `json:"$item,omitempty"`
 }
 
 // Lit returns a literal ValueExpr.
@@ -134,6 +137,9 @@ func (v *ValueExpr) Kind() string {
 	if v.Literal != nil {
 		kind, n = "literal", n+1
 	}
+	if v.Item != "" {
+		kind, n = "item", n+1
+	}
 	if n != 1 {
 		return ""
 	}
@@ -154,6 +160,8 @@ func (v *ValueExpr) String() string {
 		return "{$output: " + v.Output + "}"
 	case "literal":
 		return *v.Literal
+	case "item":
+		return "{$item: " + v.Item + "}"
 	}
 	return "<invalid value>"
 }

@@ -344,7 +344,7 @@ func (r *run) execute(ctx context.Context) *end {
 	r.started(r.inputs)
 	// Input placeholders in targets and predicates ("Member
 	// {input.member_id}") are bound once: targeting never sees inputs.
-	bound, err := capability.BindTemplates(r.c, inputs)
+	bound, err := bindRun(r.c, inputs)
 	if err != nil {
 		return r.refuse(evidence.CheckInputs, failEnd(domain.CodeInputInvalid, "%v", err))
 	}

@@ -391,6 +391,12 @@ func (r *run) finish(ctx context.Context) *end {
 			}
 			continue
 		}
+		if spec.Type == domain.TypeArray {
+			if err := checkListOutput(spec, v); err != nil {
+				return failEnd(domain.CodeOutputInvalid, "%v", err)
+			}
+			continue
+		}
 		if err := checkOutput(spec, fmt.Sprint(v)); err != nil {
 			return failEnd(domain.CodeOutputInvalid, "%v", err)
 		}
@@ -614,7 +620,7 @@ func (r *run) act(ctx context.Context, st *domain.Step, snap *domain.UiSnapshot,
 		if err != nil {
 			return failEnd(domain.CodeOutputInvalid, "step %s: %v", st.ID, err)
 		}
-		r.outputs[st.Into] = val
+		r.setOutput(st.Into, val)
 		r.emit(st.ID, evidence.Extracted{Output: st.Into, Strategy: rs.Strategy})
 		return nil
 	case domain.ActWaitFor:
