@@ -76,6 +76,29 @@ func (r *RelayFlags) Validate() error {
 	return nil
 }
 
+// Hold is how much longer a job may last because its run may park: the
+// park timeout with --park, else 0.
+func (r *RelayFlags) Hold() time.Duration {
+	if !r.Park {
+		return 0
+	}
+	return r.Timeout
+}
+
+// Start opens the session relay with --park (see StartRelay) and returns
+// it, the runs' parker, with what closes it; without --park it returns
+// nil and a no-op.
+func (r *RelayFlags) Start(ctx context.Context, st store.Store, red *redact.Redactor, f *cmdutil.IOStreams) (*console.Server, func(), error) {
+	if !r.Park {
+		return nil, func() {}, nil
+	}
+	srv, err := StartRelay(ctx, *r, st, red, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	return srv, func() { _ = srv.Close() }, nil
+}
+
 // StartRelay opens the worker's session relay over st: a console in relay
 // mode whose callers are front consoles presenting r.Principal's token.
 // It is the runtime.Parker of the worker's runs.

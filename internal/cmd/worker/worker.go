@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/catalog"
+	"github.com/cuahq/cua/internal/cmd/console"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/jobs/runner"
@@ -34,6 +35,12 @@ type WorkerOptions struct {
 	// StopGrace is how long running runs get to end at a stop signal
 	// before they are cancelled and handed back (--stop-grace).
 	StopGrace time.Duration
+	// Relay parks runs that need a person in this worker's session relay
+	// (--park and the relay flags).
+	Relay consolecmd.RelayFlags
+	// endParks, set by StartCatalog with --park, ends every park at a
+	// stop signal (the runs end NEEDS_HUMAN, as unparked ones).
+	endParks func()
 }
 
 // NewCmdWorker builds `cua worker`.
@@ -62,6 +69,7 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions)
 	fl := cmd.Flags()
 	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	consolecmd.BindRelay(cmd, &o.Relay)
 	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
@@ -105,6 +113,10 @@ func (o *WorkerOptions) Validate() error {
 	if o.Queue.Workers < 1 {
 		return cmdutil.FlagErrorf("--workers: want 1 or more, got %d", o.Queue.Workers)
 	}
+	if err := o.Relay.Validate(); err != nil {
+		return err
+	}
+	o.Queue.JobTimeout += o.Relay.Hold() // a parked run holds its job
 	return nil
 }
 
@@ -139,6 +151,7 @@ func Run(ctx context.Context, o *WorkerOptions) error {
 	<-ctx.Done()
 	force, release := OnSignal()
 	defer release()
+	o.endParks() // set by Start: parked runs end NEEDS_HUMAN now
 	err = Drain(ctx, o, q, "worker", force)
 	Close(stop, err != nil)
 	return err
@@ -183,22 +196,31 @@ func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.
 	for _, v := range sec.Values() {
 		red.RegisterLiteral(v)
 	}
-	run := runner.New(context.WithoutCancel(ctx), runner.Config{DataDir: o.Store.DataDir, Launch: o.Launch, Secrets: sec,
+	rc := runner.Config{DataDir: o.Store.DataDir, Launch: o.Launch, Secrets: sec,
 		WarmTTL: o.WarmTTL, MaxWarm: o.Queue.Workers, AllowOrigins: o.AllowOrigins,
-		Logger: func(runRed *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, runRed) }})
+		Logger: func(runRed *redact.Redactor) *slog.Logger { return cmdutil.NewLogger(o.IO.ErrOut, runRed) }}
+	relay, closeRelay, err := o.Relay.Start(ctx, st, red, o.IO)
+	if err != nil {
+		st.Close()
+		return nil, nil, nil, nil, err
+	}
+	if relay != nil {
+		rc.Park, rc.ParkTimeout = relay, o.Relay.Timeout
+	}
+	run := runner.New(context.WithoutCancel(ctx), rc)
+	o.endParks = run.EndParks
+	closeAll := func() { closeRelay(); run.Close(); st.Close() }
 	qc := o.Queue
 	qc.Worker = jobs.NewWorker(cat, st, sec, run, cmdutil.NewLogger(o.IO.ErrOut, red))
 	qc.Capabilities, qc.Keys = cat, st
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
-		run.Close()
-		st.Close()
+		closeAll()
 		return nil, nil, nil, nil, err
 	}
 	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		q.Close()
-		run.Close()
-		st.Close()
+		closeAll()
 		return nil, nil, nil, nil, err
 	}
 	stop := func() {
@@ -206,8 +228,7 @@ func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.
 		defer cancel()
 		_ = q.Stop(sctx)
 		q.Close()
-		run.Close()
-		st.Close()
+		closeAll()
 	}
 	return q, cat, st, stop, nil
 }

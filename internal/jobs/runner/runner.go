@@ -55,12 +55,20 @@ type Config struct {
 	// holder of the secrets decides where they are typed, never the
 	// caller who picked the base URL).
 	AllowOrigins []string
+	// Park, when set, parks a run that escalates (NEEDS_HUMAN) for up to
+	// ParkTimeout instead of ending it: the worker's session relay, which
+	// keeps the session for an operator reaching it from any console.
+	Park        runtime.Parker
+	ParkTimeout time.Duration
 }
 
 // Runner is a jobs.Runner. Safe for concurrent use.
 type Runner struct {
 	cfg  Config
 	base context.Context
+	// parks ends with EndParks: every park of the runner's runs ends.
+	parks    context.Context
+	endParks context.CancelFunc
 
 	mu        sync.Mutex
 	launchers map[string]*launch.Launcher
@@ -74,7 +82,8 @@ func New(ctx context.Context, cfg Config) *Runner {
 	if cfg.Logger == nil {
 		cfg.Logger = func(*redact.Redactor) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 	}
-	return &Runner{cfg: cfg, base: ctx, launchers: map[string]*launch.Launcher{}, pools: map[string]*launch.Pool{}}
+	parks, end := context.WithCancel(context.WithoutCancel(ctx))
+	return &Runner{cfg: cfg, base: ctx, parks: parks, endParks: end, launchers: map[string]*launch.Launcher{}, pools: map[string]*launch.Pool{}}
 }
 
 // Run replays req through pipeline.Replay. A base URL whose origin the
@@ -99,6 +108,10 @@ func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, 
 	o := replay.Options{Capability: req.Capability, Inputs: req.Inputs, BaseURL: req.BaseURL, Redactor: red,
 		DataDir: r.cfg.DataDir, RunID: req.RunID, Logger: r.cfg.Logger(red), ReleasedGates: req.ReleasedGates,
 		Secrets: secrets}
+	if r.cfg.Park != nil {
+		o.Park = runParker{r: r, spec: c.Inputs, inputs: req.Inputs}
+		o.ParkTimeout = r.cfg.ParkTimeout
+	}
 	p := pipeline.ReplayParams{Run: o, Library: req.Library, Open: l.Open}
 	if c.Surface == domain.SurfaceWeb && r.cfg.WarmTTL > 0 {
 		p.Pool = &runSessions{pool: r.pool(key+"\x00"+c.ID, l), red: red, resolved: resolved}
