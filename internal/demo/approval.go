@@ -23,6 +23,11 @@ import (
 // transferCap is the irreversible capability the approval stages approve.
 const transferCap = "memberdesk.transfer_funds"
 
+// transferVersion is the version of transferCap the approval stages run:
+// 1.3.0 carries the confirm step's effect contract, which catalog approve
+// expects of an irreversible write.
+const transferVersion = "1.3.0"
+
 // Approval is the bound the approval stages approve the transfer under,
 // and the two amounts they run unattended: one inside it, one outside.
 const (
@@ -165,7 +170,7 @@ func (e *env) evalStage(ctx context.Context, cat *catalog.Catalog, r *Result) bo
 // approveStage approves the transfer from its eval replays, within
 // amount <= ApprovalMax.
 func (e *env) approveStage(ctx context.Context, cat *catalog.Catalog, r *Result) bool {
-	a, err := cat.Approve(ctx, transferCap+"@1.2.0", catalog.ApproveParams{FromEval: true,
+	a, err := cat.Approve(ctx, transferCap+"@"+transferVersion, catalog.ApproveParams{FromEval: true,
 		Max: map[string]string{"amount": ApprovalMax}, Expires: approvalLife, Approver: "demo-reviewer",
 		Note: "cua demo: earned from its eval replays"})
 	if err != nil {
@@ -229,7 +234,7 @@ func requests(st mockapp.State) int {
 // Gate, as `cua replay ID` does; opened reports whether a browser session
 // was opened for it.
 func (e *env) gatedReplay(ctx context.Context, cat *catalog.Catalog, st Stage, p catalog.RunParams) (rec *domain.RunRecord, opened bool, err error) {
-	l, _, err := cat.Resolve(ctx, st.Capability+"@1.2.0")
+	l, _, err := cat.Resolve(ctx, st.Capability+"@"+transferVersion)
 	if err != nil {
 		return nil, false, err
 	}
