@@ -120,6 +120,13 @@ func (r *Row) set(k string, v any) error {
 		r.Inputs[k] = v.String()
 	case bool:
 		r.Inputs[k] = fmt.Sprint(v)
+	case []any:
+		// A list input: replay takes its JSON text.
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("input %q: %w", k, err)
+		}
+		r.Inputs[k] = string(b)
 	case map[string]any:
 		ref, ok := v["$secret"].(string)
 		if !ok || len(v) != 1 {

@@ -71,6 +71,12 @@ func (s *Spec) Args(raw json.RawMessage) (map[string]string, error) {
 			out[k] = x.String()
 		case bool:
 			out[k] = fmt.Sprint(x)
+		case []any:
+			text, ok := listArg(x)
+			if !ok {
+				return nil, domain.Errorf(domain.CodeInputInvalid, "argument %s: the list cannot be encoded", k)
+			}
+			out[k] = text
 		default:
 			return nil, domain.Errorf(domain.CodeInputInvalid, "argument %s: want a string, number or boolean", k)
 		}

@@ -54,6 +54,9 @@ func InputSchema(cp *domain.Capability, approvals []store.Approval) (map[string]
 }
 
 func inputProperty(in domain.InputSpec) map[string]any {
+	if in.Type == domain.TypeArray {
+		return listProperty(in)
+	}
 	p := map[string]any{}
 	switch in.Type {
 	case domain.TypeInteger, domain.TypeNumber, domain.TypeMoney:
