@@ -51,13 +51,13 @@ func setup(t *testing.T) *testBundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"corebank.auth.sign_on.yaml", "memberdesk.savings_balance.yaml", "memberdesk.transfer_funds.yaml"} {
+	for _, f := range []string{"corebank.auth.sign_on.yaml", "memberdesk.savings_balance.yaml", "memberdesk.transfer_history.yaml", "memberdesk.transfer_funds.yaml"} {
 		if _, err := tb.cat.AddFile(tb.ctx, filepath.Join(examples, f)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tb.approve(t, "memberdesk.savings_balance@1.2.0", catalog.ApproveParams{FromEval: true})
-	tb.approve(t, "memberdesk.transfer_funds@1.2.0", catalog.ApproveParams{FromEval: true,
+	tb.approve(t, "memberdesk.transfer_funds@1.3.0", catalog.ApproveParams{FromEval: true,
 		Max: map[string]string{"amount": "500.00"}, Allowed: map[string][]string{"to_account": {"Checking"}}})
 	return tb
 }
