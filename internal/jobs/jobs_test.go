@@ -23,7 +23,7 @@ import (
 const (
 	examples = "../../examples/capabilities"
 	lookup   = "memberdesk.savings_balance@1.2.0"
-	transfer = "memberdesk.transfer_funds@1.2.0"
+	transfer = "memberdesk.transfer_funds@1.3.0"
 )
 
 // fakeRunner stands in for pipeline.Replay: it indexes the run through the
@@ -95,7 +95,7 @@ func setupWith(t *testing.T, run *fakeRunner, sec jobs.SecretSource, check bool)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	for _, f := range []string{examples + "/memberdesk.savings_balance.yaml", examples + "/memberdesk.transfer_funds.yaml",
+	for _, f := range []string{examples + "/memberdesk.savings_balance.yaml", examples + "/memberdesk.transfer_funds.yaml", examples + "/memberdesk.transfer_history.yaml",
 		examples + "/corebank.auth.sign_on.yaml", signOnAsFile} {
 		if _, err := cat.AddFile(ctx, f); err != nil {
 			t.Fatal(err)
