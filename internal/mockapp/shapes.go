@@ -100,7 +100,7 @@ func (s *Server) shapeRoutes(mux *http.ServeMux) {
 	handle(mux, branchPath, methods{http.MethodGet: s.handleBranchForm, http.MethodPost: s.handleBranchSave})
 	handle(mux, memberPrefix+"{id}"+branchSuffix, methods{http.MethodGet: s.handleBranch})
 	handle(mux, importantAckPath, methods{http.MethodPost: s.handleImportantAck})
-	handle(mux, controlPrefix+"shapes", methods{http.MethodGet: s.handleShapeDriftState, http.MethodPost: s.handleShapeDrift})
+	handle(mux, RouteShapes, methods{http.MethodGet: s.handleShapeDriftState, http.MethodPost: s.handleShapeDrift})
 }
 
 // checkItem is one checkbox of a checklist.

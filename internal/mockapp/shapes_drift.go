@@ -1,6 +1,7 @@
 package mockapp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -170,4 +171,20 @@ func (s *Server) setShapeDrift(d *ShapeDrift) {
 	if d == nil || d.Page == ShapePageApprovals {
 		s.st.shapes.queue = approvalFixture(change)
 	}
+}
+
+// RouteShapes is the control route of the shape drift.
+const RouteShapes = controlPrefix + "shapes"
+
+// SetShapeDrift puts change (one of [ShapeDriftChanges]) in force on page
+// ([ShapePageChecklist] or [ShapePageApprovals]); change "off" (page
+// empty) clears it. It returns the status the app put in force.
+func (c *Client) SetShapeDrift(ctx context.Context, page, change string) (ShapeDriftStatus, error) {
+	body := map[string]string{"change": change}
+	if page != "" {
+		body["page"] = page
+	}
+	var v ShapeDriftStatus
+	err := c.do(ctx, http.MethodPost, RouteShapes, body, &v)
+	return v, err
 }

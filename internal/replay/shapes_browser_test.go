@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,5 +142,113 @@ func TestChecklistNoticeOnChromium(t *testing.T) {
 	rec := w.replayOn(t, strict, member2("12345")) // the fifth opening: no notice
 	if rec.Status == domain.StatusSuccess || !strings.Contains(rec.Message, "Acknowledge") {
 		t.Errorf("without when, an opening with no notice: %s (%s); want a halt naming Acknowledge", rec.Status, rec.Message)
+	}
+}
+
+// setShapeDrift puts a shape drift in force on the world's MemberDesk.
+func (w *warmWorld) setShapeDrift(t *testing.T, page, change string) {
+	t.Helper()
+	if _, err := mockapp.NewClient(w.app.URL(), nil).SetShapeDrift(t.Context(), page, change); err != nil {
+		t.Fatalf("shape drift %s %s: %v", page, change, err)
+	}
+}
+
+// TestDocumentChecklistOnChromium (issue 24): the reference
+// memberdesk.document_checklist ticks Photo ID and Signed agreement for a
+// member and MemberDesk saves exactly those; under each checklist drift it
+// halts or answers right, never SUCCESS with a wrong tick (checked in
+// MemberDesk's saved state): a renamed or a missing document halts before
+// anything is saved, and an extra document is left unticked. A second run
+// leaves a document already ticked ticked.
+func TestDocumentChecklistOnChromium(t *testing.T) {
+	w := newWarmWorld(t)
+	c := loadExample(t, "memberdesk.document_checklist")
+	docs := `["Photo ID", "Signed agreement"]`
+	want := []string{"Photo ID", "Signed agreement"}
+	for i, tc := range []struct {
+		change string
+		ok     bool
+	}{{"", true}, {"extra_item", true}, {"renamed_item", false}, {"missing_item", false}} {
+		member := []string{"12345", "23456", "34567", "56789"}[i]
+		if tc.change != "" {
+			w.setShapeDrift(t, mockapp.ShapePageChecklist, tc.change)
+		}
+		rec := w.replayOn(t, c, map[string]string{"member_id": member, "documents": docs})
+		saved, done := w.shapes(t).Checklists[member]
+		switch {
+		case tc.ok && (rec.Status != domain.StatusSuccess || fmt.Sprint(rec.Outputs["saved"]) != "Saved: 2 items"):
+			t.Errorf("drift %q: %s (%s: %s) %v, want SUCCESS 'Saved: 2 items'", tc.change, rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
+		case tc.ok && !slices.Equal(saved, want):
+			t.Errorf("drift %q: MemberDesk saved %v, want %v", tc.change, saved, want)
+		case !tc.ok && rec.Status == domain.StatusSuccess:
+			t.Errorf("drift %q: SUCCESS with MemberDesk holding %v; want a halt", tc.change, saved)
+		case !tc.ok && (done || rec.FailureCode != domain.CodeTargetNotFound):
+			t.Errorf("drift %q: %s %s, MemberDesk holds %v (saved %v); want a halt before the save", tc.change, rec.Status, rec.FailureCode, saved, done)
+		}
+	}
+	// Again on 12345, whose Photo ID is ticked already: it stays ticked
+	// (its tick is skipped, not clicked off), Proof of address is added
+	// and Signed agreement, not named, stays as saved.
+	w.setShapeDrift(t, "", "off")
+	rec := w.replayOn(t, c, map[string]string{"member_id": "12345", "documents": `["Photo ID", "Proof of address"]`})
+	saved := w.shapes(t).Checklists["12345"]
+	if rec.Status != domain.StatusSuccess || !slices.Equal(saved, []string{"Proof of address", "Photo ID", "Signed agreement"}) ||
+		stepStatus(rec, "tick_each[0].tick") != "skipped" {
+		t.Errorf("a second run: %s (%s), tick of Photo ID %q, MemberDesk holds %v", rec.Status, rec.Message, stepStatus(rec, "tick_each[0].tick"), saved)
+	}
+}
+
+// TestApprovePendingOnChromium (issue 24): the reference
+// memberdesk.approve_pending approves Laptop repair and Conference travel
+// by row and returns their references; under each approvals drift it
+// halts or answers right, never SUCCESS with a wrong approval (checked in
+// MemberDesk's queue): an extra row is left pending, a renamed first item
+// halts with nothing approved, and a missing second item halts after the
+// first one's approval, which the record reports as sent.
+func TestApprovePendingOnChromium(t *testing.T) {
+	w := newWarmWorld(t)
+	c := loadExample(t, "memberdesk.approve_pending")
+	items := map[string]string{"items": `["Laptop repair", "Conference travel"]`}
+	approved := func() []string {
+		var out []string
+		for _, a := range w.shapes(t).Approved {
+			out = append(out, a.Item+"="+a.Reference)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		change string
+		want   []string // approved in MemberDesk after the run
+		ok     bool
+	}{
+		{"", []string{"Laptop repair=APV-0001", "Conference travel=APV-0002"}, true},
+		{"extra_item", []string{"Laptop repair=APV-0003", "Conference travel=APV-0004"}, true},
+		{"renamed_item", nil, false},
+		{"missing_item", []string{"Laptop repair=APV-0005"}, false},
+	} {
+		if tc.change == "" {
+			w.setShapeDrift(t, "", "off")
+		} else {
+			w.setShapeDrift(t, mockapp.ShapePageApprovals, tc.change) // the queue starts again from its fixture
+		}
+		rec := w.replayOn(t, c, items)
+		got := approved()
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("drift %q: MemberDesk approved %v, want %v", tc.change, got, tc.want)
+		}
+		if tc.ok {
+			refs := fmt.Sprint(rec.Outputs["references"])
+			wantRefs := fmt.Sprint([]string{strings.TrimPrefix(tc.want[0], "Laptop repair="), strings.TrimPrefix(tc.want[1], "Conference travel=")})
+			if rec.Status != domain.StatusSuccess || refs != wantRefs {
+				t.Errorf("drift %q: %s (%s: %s) references %s, want SUCCESS %s", tc.change, rec.Status, rec.FailureCode, rec.Message, refs, wantRefs)
+			}
+			continue
+		}
+		if rec.Status == domain.StatusSuccess || rec.FailureCode != domain.CodeTargetNotFound {
+			t.Errorf("drift %q: %s %s (%s); want a TARGET_NOT_FOUND halt", tc.change, rec.Status, rec.FailureCode, rec.Message)
+		}
+		if len(tc.want) > 0 && stepStatus(rec, "approve_each[0].approve") == "" {
+			t.Errorf("drift %q: the record does not show the first item's approval", tc.change)
+		}
 	}
 }
