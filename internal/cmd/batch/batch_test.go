@@ -313,13 +313,13 @@ func keyStaysBound(t *testing.T, w *world, ts transferSteps, iv string, jobID in
 	if err != nil || !strings.Contains(again, `"duplicate": true`) || !strings.Contains(again, `"run_id": "`+first+`"`) {
 		t.Fatalf("the same key after the intervention: %v\n%s", err, again)
 	}
-	text, _ := w.command(append([]string{"submit", "memberdesk.transfer_funds@1.2.0", "-i", "member_id=12345",
+	text, _ := w.command(append([]string{"submit", "memberdesk.transfer_funds@1.3.0", "-i", "member_id=12345",
 		"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=25.00", "--unattended",
 		"--release-gate", "submit", "--idempotency-key", "pay-12345-1"}, w.base...)...).CombinedOutput()
 	if !strings.Contains(string(text), "already ran as run "+first+" at ") {
 		t.Fatalf("the text answer does not say it already ran:\n%s", text)
 	}
-	other, err := w.command(append([]string{"submit", "memberdesk.transfer_funds@1.2.0", "-i", "member_id=12345",
+	other, err := w.command(append([]string{"submit", "memberdesk.transfer_funds@1.3.0", "-i", "member_id=12345",
 		"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=300.00", "--unattended",
 		"--release-gate", "submit", "--idempotency-key", "pay-12345-1"}, w.base...)...).CombinedOutput()
 	if err == nil || !strings.Contains(string(other), "inputs.amount differ") || strings.Contains(string(other), "300.00") {
@@ -332,7 +332,7 @@ func keyStaysBound(t *testing.T, w *world, ts transferSteps, iv string, jobID in
 	// A person checks the ledger and says the transfer did not land (the
 	// test says so to prove the release; the ledger here says otherwise).
 	shown := w.cua(t, "interventions", "show", iv)
-	for _, want := range []string{"memberdesk.transfer_funds@1.2.0", first + " (ABANDONED)", "input amount", "25.00", "pay-12345-1"} {
+	for _, want := range []string{"memberdesk.transfer_funds@1.3.0", first + " (ABANDONED)", "input amount", "25.00", "pay-12345-1"} {
 		if !strings.Contains(shown, want) {
 			t.Fatalf("interventions show lacks %q:\n%s", want, shown)
 		}
@@ -369,7 +369,7 @@ func keyStaysBound(t *testing.T, w *world, ts transferSteps, iv string, jobID in
 
 func transferKilledAfterConfirm(t *testing.T, w *world) {
 	approve := func() {
-		w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.2.0", "--once", "--input", "member_id=12345",
+		w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.3.0", "--once", "--input", "member_id=12345",
 			"--input", "from_account=Savings", "--input", "to_account=Checking", "--input", "amount=25.00")
 	}
 	approve()
@@ -392,7 +392,7 @@ func transferKilledAfterConfirm(t *testing.T, w *world) {
 	}
 	worker := startWorker("120s", "121s")
 	submit := func(amount string, extra ...string) (string, error) {
-		out, err := w.command(append(append([]string{"submit", "memberdesk.transfer_funds@1.2.0", "--json", "-i", "member_id=12345",
+		out, err := w.command(append(append([]string{"submit", "memberdesk.transfer_funds@1.3.0", "--json", "-i", "member_id=12345",
 			"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=" + amount, "--unattended",
 			"--release-gate", "submit", "--idempotency-key", "pay-12345-1"}, w.base...), extra...)...).Output()
 		return string(out), err

@@ -25,7 +25,7 @@ import (
 func TestRiverRetryNeverResendsATransfer(t *testing.T) {
 	w := setup(t)
 	ctx := context.Background()
-	w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.2.0", "--once", "--input", "member_id=12345",
+	w.cua(t, "catalog", "approve", "memberdesk.transfer_funds@1.3.0", "--once", "--input", "member_id=12345",
 		"--input", "from_account=Savings", "--input", "to_account=Checking", "--input", "amount=25.00")
 	if err := w.ctl.Arm(ctx, mockapp.FaultDialogAfterSubmit, 1, 0); err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestRiverRetryNeverResendsATransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = worker.Process.Signal(syscall.SIGTERM); _ = worker.Wait() }()
-	out, err := w.command(append([]string{"submit", "memberdesk.transfer_funds@1.2.0", "--json", "-i", "member_id=12345",
+	out, err := w.command(append([]string{"submit", "memberdesk.transfer_funds@1.3.0", "--json", "-i", "member_id=12345",
 		"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=25.00", "--unattended",
 		"--release-gate", "submit", "--idempotency-key", "pay-12345-1"}, w.base...)...).Output()
 	var j jobs.Job
