@@ -2,9 +2,12 @@ package mockapp_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/mockapp"
 )
@@ -92,6 +95,27 @@ func TestEffectContractsAgainstWriteFaults(t *testing.T) {
 		})
 	}
 	t.Logf("effect contracts against the write faults (%d silent wrong effects):\n%s", silent, strings.Join(table, "\n"))
+}
+
+// screenOnlyTransfer is the reference transfer without its effect
+// contract (sealed again): the tests of the faults themselves read the
+// screen the transfer leaves, which a post-read would navigate away from.
+func screenOnlyTransfer(t *testing.T) *capability.Loaded {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(capDir, "memberdesk.transfer_funds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	start, stop := strings.Index(text, "    effects:\n"), strings.Index(text, "          others: 0\n")
+	if start < 0 || stop < start {
+		t.Fatal("the reference transfer has no effects block")
+	}
+	l := loadCap(t, "memberdesk.transfer_funds", text[start:stop+len("          others: 0\n")], "")
+	if len(l.Capability.Contracts()) != 0 {
+		t.Fatal("the screen-only transfer still declares a contract")
+	}
+	return l
 }
 
 // confirmVerdict returns the confirm step's verdict and evidence.

@@ -324,7 +324,7 @@ func TestSessionDropAfterSignonInChromium(t *testing.T) {
 func TestDialogAfterSubmitInChromium(t *testing.T) {
 	f := setupFaultRun(t)
 	f.arm(t, mockapp.FaultDialogAfterSubmit)
-	rec := f.run(t, loadCap(t, "memberdesk.transfer_funds"),
+	rec := f.run(t, screenOnlyTransfer(t),
 		map[string]string{"member_id": "12345", "from_account": "Savings", "to_account": "Checking", "amount": "25.00"},
 		[]string{"submit"})
 	t.Logf("transfer under dialog_after_submit: %s %s: %s", rec.Status, rec.FailureCode, rec.Message)

@@ -67,7 +67,7 @@ func (f *faultRun) confirmationOnScreen(t *testing.T) []string {
 func TestResetAfterWriteInChromium(t *testing.T) {
 	f := setupFaultRun(t)
 	f.arm(t, mockapp.FaultResetAfterWrite)
-	rec := f.run(t, loadCap(t, "memberdesk.transfer_funds"), transferInputs, []string{"submit"})
+	rec := f.run(t, screenOnlyTransfer(t), transferInputs, []string{"submit"})
 	t.Logf("transfer under reset_after_write: %s %s: %s %v", rec.Status, rec.FailureCode, rec.Message, rec.Outputs)
 	st, err := getState(f.ctx, f.app.URL())
 	if err != nil {
@@ -99,7 +99,7 @@ func TestTimeoutAfterWriteInChromium(t *testing.T) {
 	f := setupFaultRun(t)
 	f.arm(t, mockapp.FaultTimeoutAfterWrite)
 	start := time.Now()
-	rec := f.run(t, loadCap(t, "memberdesk.transfer_funds"), transferInputs, []string{"submit"})
+	rec := f.run(t, screenOnlyTransfer(t), transferInputs, []string{"submit"})
 	t.Logf("transfer under timeout_after_write: %s %s: %s after %s", rec.Status, rec.FailureCode, rec.Message, time.Since(start).Round(time.Millisecond))
 	if rec.Status == domain.StatusSuccess {
 		t.Fatalf("the replay succeeded with %v while no answer came", rec.Outputs)
