@@ -22,6 +22,9 @@ type checklistPage struct {
 	mu    sync.Mutex
 	names []string
 	ticks []string
+	// banner, when set, shows "Connection lost" for 600ms with the
+	// second tick's status, 300ms after its post.
+	banner bool
 }
 
 func (p *checklistPage) serve(w http.ResponseWriter, r *http.Request) {
@@ -43,13 +46,29 @@ func (p *checklistPage) serve(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(&b, `<li><input type="checkbox" id="c%d" data-name=%q onchange="tick(this)"><label for="c%d">%s</label>
 <span id="s%d">%s: pending</span></li>`, i, n, i, n, i, n)
 	}
-	b.WriteString(`</ul><script>
+	fmt.Fprintf(&b, `</ul><script>
+var banner = %t, ticked = 0;
 function tick(box) {
+  ticked++;
+  var n = ticked;
   fetch('/tick?name=' + encodeURIComponent(box.dataset.name)).then(function () {
-    document.getElementById('s' + box.id.slice(1)).textContent = box.dataset.name + (box.checked ? ': done' : ': pending');
+    var show = function () {
+      document.getElementById('s' + box.id.slice(1)).textContent = box.dataset.name + (box.checked ? ': done' : ': pending');
+    };
+    if (!banner || n !== 2) {
+      show();
+      return;
+    }
+    setTimeout(function () {
+      show();
+      var p = document.createElement('p');
+      p.textContent = 'Connection lost';
+      document.body.appendChild(p);
+      setTimeout(function () { p.remove(); }, 600);
+    }, 300);
   });
 }
-</script></body></html>`)
+</script></body></html>`, p.banner)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_, _ = fmt.Fprint(w, b.String())
 }
