@@ -223,7 +223,7 @@ func TestExampleRootsPinTheirSignOn(t *testing.T) {
 	t.Parallel()
 	const examples = "../../examples/capabilities"
 	dir := t.TempDir()
-	for _, name := range []string{"corebank.auth.sign_on", "memberdesk.savings_balance", "memberdesk.savings_balance_quick", "memberdesk.transfer_funds"} {
+	for _, name := range []string{"corebank.auth.sign_on", "memberdesk.savings_balance", "memberdesk.savings_balance_quick", "memberdesk.transfer_funds", "memberdesk.transfer_history"} {
 		raw, err := os.ReadFile(filepath.Join(examples, name+".yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -266,6 +266,13 @@ func TestExampleRootsPinTheirSignOn(t *testing.T) {
 			}
 			for _, c := range calls {
 				sub, err := replay.Resolve(lib, c.Ref, c.Pin)
+				if c.ReadBack {
+					// The transfer's effect contract reads back with its pinned history.
+					if err != nil || sub.Capability.Ref() != "memberdesk.transfer_history@1.0.0" {
+						t.Errorf("%s resolves to %v, %v; want memberdesk.transfer_history@1.0.0", c.Field, sub, err)
+					}
+					continue
+				}
 				if err != nil || sub.Hash != signOn100.Hash {
 					t.Errorf("%s resolves to %v, %v; want sign-on 1.0.0 (%s)", c.Field, sub, err, signOn100.Hash)
 				}
