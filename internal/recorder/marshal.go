@@ -375,13 +375,17 @@ func targetNode(t domain.TargetDescriptor, flow bool) *yaml.Node {
 	m := mapping(flow)
 	put(m, "role", str(t.Role))
 	if t.Name != nil {
-		if t.Name.Input == "" && (t.Name.Match == "" || t.Name.Match == domain.MatchExact) {
+		if t.Name.Input == "" && !t.Name.Affix() && (t.Name.Match == "" || t.Name.Match == domain.MatchExact) {
 			put(m, "name", str(t.Name.Value))
 		} else {
 			n := mapping(true)
-			if t.Name.Input != "" {
+			switch {
+			case t.Name.Input != "":
 				put(n, "$input", str(t.Name.Input))
-			} else {
+			case t.Name.Affix():
+				putStr(n, "starts_with", t.Name.StartsWith)
+				putStr(n, "ends_with", t.Name.EndsWith)
+			default:
 				put(n, "value", str(t.Name.Value))
 			}
 			if t.Name.Match != "" && t.Name.Match != domain.MatchExact {
