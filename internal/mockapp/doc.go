@@ -15,7 +15,8 @@
 //	GET  /                      title "MemberDesk"; iframe name=nav title "Navigation" src /nav,
 //	                            iframe name=content title "Workspace" src /content/home
 //	GET  /nav                   links (target content) "Member Search", "Open Sub-Account",
-//	                            "Transfer Funds", "Sign Off"; decoy searchbox "Search this site"
+//	                            "Transfer Funds", "Document Checklist", "Pending Approvals",
+//	                            "Home Branch", "Sign Off"; decoy searchbox "Search this site"
 //	                            and button "Search" (GET /nav?q=)
 //	GET  /content/signon        heading "Sign On"; textbox "Operator ID", textbox "Password",
 //	                            button "Sign on"
@@ -53,6 +54,12 @@
 //	                            reused or unknown token: 409 alert "This transfer was already submitted"
 //	POST /content/notice/ack    the notice's "Continue": clears it, 303 back
 //
+// The task-shape pages (a checklist to tick by name, a queue of pending
+// items to approve, a notice one checklist opening in three, a field that
+// wants upper case) and their shape drift are listed in shapes.go and
+// shapes_drift.go. A drift variant of the lookup's pages renders the
+// Navigation frame with the lookup's four links only.
+//
 // Form fields: signon operator, password; search member; subaccount member,
 // account_type, deposit; review member, from, to, amount; submit token;
 // notice ack next. Every /content/* route but sign-on and the notice
@@ -72,12 +79,15 @@
 //
 //	POST /_control/arm      {"fault": NAME, "count": N, "after": M}  N: -1 forever, 0 disarms, N>0 fires N times
 //	POST /_control/variant  {"variant": "a"|"b"|"c"}
-//	POST /_control/reset    clears faults, sessions, ledger, counters, notice; variant from Options
+//	POST /_control/reset    clears faults, sessions, ledger, counters, notice, what the
+//	                        task-shape pages saved, shape drift; variant from Options
 //	GET  /_control/state    [State]
 //	GET  /_control/ledger   {"entries": [LedgerEntry...]}
 //	POST /_control/drift    {"kind": "benign"|"semantic"|"off", "seed": N, "change": NAME}
 //	                        change: one of DriftChanges (semantic) or DriftBenignChanges (benign)
 //	GET  /_control/drift    the drift variant in force and its decoy hits (see drift.go)
+//	POST /_control/shapes   {"page": "checklist"|"approvals", "change": NAME} or {"change": "off"}
+//	GET  /_control/shapes   the shape drift in force (see shapes_drift.go)
 //
 // [Client] speaks this API with a context on every call; the demo, the
 // end-to-end tests and the benchmarks use it rather than raw HTTP. A
