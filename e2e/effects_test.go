@@ -40,6 +40,20 @@ func recordEffect(t *testing.T, rec *domain.RunRecord, step string) domain.Effec
 	return ""
 }
 
+// recordVerdict returns the read-back's verdict on step's effect, "" when
+// none.
+func recordVerdict(rec *domain.RunRecord, step string) domain.Effect {
+	if rec.Effects == nil {
+		return ""
+	}
+	for _, se := range rec.Effects.Steps {
+		if se.Step == step {
+			return se.Verdict
+		}
+	}
+	return ""
+}
+
 // TestSignOnLandedBefore502: the sign-on POST lands, its answer is a 502.
 // The reload remedy must not send the form again (the 502 page came from
 // the POST): the run goes back to the entrypoint by GET, sees the sign-on's
@@ -65,8 +79,8 @@ func TestSignOnLandedBefore502(t *testing.T) {
 // ledger and answers 502. The reload remedy would send the transfer again;
 // the engine goes to the entrypoint by GET instead (or, with after_post:
 // refuse, hands over), and because the irreversible step's result cannot be
-// confirmed it is never sent again: exit 2, effect sent_unconfirmed, one
-// ledger entry, one submit POST.
+// confirmed it is never sent again: exit 2, effect sent_unconfirmed (and
+// verified by the transfer's read-back), one ledger entry, one submit POST.
 func TestReloadAfterPostNeverResends(t *testing.T) {
 	t.Parallel()
 	rule := "recovery:\n  - id: bad_gateway\n    when:\n      http_status_in: [502]\n    remedy: reload\n    max_attempts: 1\n"
@@ -97,8 +111,11 @@ func TestReloadAfterPostNeverResends(t *testing.T) {
 			if got := recordEffect(t, rec, "confirm"); got != domain.EffectSentUnconfirmed {
 				t.Errorf("confirm effect %s, want sent_unconfirmed", got)
 			}
-			if !strings.HasPrefix(rec.Message, "EFFECT SENT, UNCONFIRMED: step confirm (irreversible)") {
-				t.Errorf("message %q does not lead with the sent transfer", rec.Message)
+			// The transfer's effect contract reads the history back: the
+			// one entry is there, so the message says it landed.
+			if !strings.HasPrefix(rec.Message, "EFFECT VERIFIED in the system of record: step confirm") ||
+				recordVerdict(rec, "confirm") != domain.EffectVerified {
+				t.Errorf("message %q (verdict %q) does not lead with the verified transfer", rec.Message, recordVerdict(rec, "confirm"))
 			}
 			checkRecordSchema(t, rec, b.dataDir)
 		})
@@ -107,7 +124,8 @@ func TestReloadAfterPostNeverResends(t *testing.T) {
 
 // TestDialogAfterConfirm: the transfer posts, then an undeclared "Survey"
 // dialog opens. The run ends exit 2 with the confirm step's effect
-// sent_unconfirmed, and the ledger holds one entry.
+// sent_unconfirmed and its read-back verified, and the ledger holds one
+// entry.
 func TestDialogAfterConfirm(t *testing.T) {
 	t.Parallel()
 	b := setup(t, mockapp.Options{})
@@ -123,9 +141,9 @@ func TestDialogAfterConfirm(t *testing.T) {
 	if !rec.Effects.Sent || !rec.Effects.Unconfirmed {
 		t.Errorf("effects %+v, want sent and unconfirmed", rec.Effects)
 	}
-	if !strings.HasPrefix(rec.Message, "EFFECT SENT, UNCONFIRMED: step confirm (irreversible) was submitted") ||
-		!strings.Contains(rec.Message, "Survey") {
-		t.Errorf("message %q does not lead with the transfer and name the dialog", rec.Message)
+	if !strings.HasPrefix(rec.Message, "EFFECT VERIFIED in the system of record: step confirm") ||
+		!strings.Contains(rec.Message, "Survey") || recordVerdict(rec, "confirm") != domain.EffectVerified {
+		t.Errorf("message %q does not lead with the verified transfer and name the dialog", rec.Message)
 	}
 	if n := b.ledgerLen(t); n != 1 {
 		t.Errorf("ledger holds %d entries, want 1", n)
