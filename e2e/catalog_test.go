@@ -30,7 +30,7 @@ func (w *catalogWorld) cua(t *testing.T, args ...string) binResult {
 }
 
 // approvedVersion is the transfer version the approvals are granted for.
-const approvedVersion = "1.2.0"
+const approvedVersion = "1.3.0"
 
 // transfer replays the catalog's transfer of amount with extra flags and
 // returns the exit code and the run record printed with --json.
@@ -102,7 +102,7 @@ func (w *catalogWorld) succeeded(t *testing.T, amount string, flags ...string) *
 // ("approved REF HASH as ID by …").
 func (w *catalogWorld) approve(t *testing.T, args ...string) string {
 	t.Helper()
-	r := w.cua(t, append([]string{"catalog", "approve", transfer + "@1.2.0"}, args...)...)
+	r := w.cua(t, append([]string{"catalog", "approve", transfer + "@" + approvedVersion}, args...)...)
 	if r.code != 0 {
 		t.Fatalf("catalog approve %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
 	}
@@ -171,7 +171,7 @@ func catalogApproval(t *testing.T, db string) {
 
 func (w *catalogWorld) addImmutable(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(examples, "*.yaml"))
-	if err != nil || len(files) != 4 {
+	if err != nil || len(files) < 5 {
 		t.Fatalf("examples: %v %v", files, err)
 	}
 	if r := w.cua(t, append([]string{"catalog", "add"}, files...)...); r.code != 0 || strings.Count(r.stdout, "added ") != len(files) {
@@ -205,7 +205,7 @@ func (w *catalogWorld) evalAndApprove(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Too few evals: the approval is refused and names the count.
-	if r := w.cua(t, "catalog", "approve", transfer+"@1.2.0", "--from-eval", "--max", "amount=500.00"); r.code == 0 ||
+	if r := w.cua(t, "catalog", "approve", transfer+"@"+approvedVersion, "--from-eval", "--max", "amount=500.00"); r.code == 0 ||
 		!strings.Contains(r.stderr, "0 successful eval replay(s)") {
 		t.Errorf("approve before any eval: exit %d %s", r.code, r.stderr)
 	}
@@ -236,21 +236,21 @@ func (w *catalogWorld) withinBounds(t *testing.T) {
 	}
 }
 
-// otherContent adds a changed transfer as 1.2.1: the approval of 1.2.0's
+// otherContent adds a changed transfer as 1.3.1: the approval of 1.3.0's
 // content does not cover it, even inside the bound.
 func (w *catalogWorld) otherContent(t *testing.T) {
-	next := derive(t, transfer, "version: 1.2.0", "version: 1.2.1")
+	next := derive(t, transfer, "version: 1.3.0", "version: 1.3.1")
 	if r := w.cua(t, "catalog", "add", next.File); r.code != 0 {
-		t.Fatalf("catalog add 1.2.1: exit %d %s", r.code, r.stderr)
+		t.Fatalf("catalog add 1.3.1: exit %d %s", r.code, r.stderr)
 	}
 	ledger, requests := w.traffic(t)
-	code, rec := w.transferOf(t, transfer+"@1.2.1", "250.00", "--unattended", "--release-gate", "submit")
+	code, rec := w.transferOf(t, transfer+"@1.3.1", "250.00", "--unattended", "--release-gate", "submit")
 	if code == 0 || rec.FailureCode != domain.CodeApprovalRequired || rec.DispatchCount != 0 || rec.ContentHash != next.Hash {
-		t.Errorf("1.2.1 unattended: exit %d %s %s, %d dispatches, hash %s; want APPROVAL_REQUIRED for %s", code, rec.Status,
+		t.Errorf("1.3.1 unattended: exit %d %s %s, %d dispatches, hash %s; want APPROVAL_REQUIRED for %s", code, rec.Status,
 			rec.FailureCode, rec.DispatchCount, rec.ContentHash, next.Hash)
 	}
 	if l, r := w.traffic(t); l != ledger || r != requests {
-		t.Errorf("1.2.1 refused, yet the app saw it: ledger %d → %d, requests %d → %d", ledger, l, requests, r)
+		t.Errorf("1.3.1 refused, yet the app saw it: ledger %d → %d, requests %d → %d", ledger, l, requests, r)
 	}
 }
 
