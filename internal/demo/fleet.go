@@ -98,14 +98,39 @@ func (e *env) fleetStage(ctx context.Context) *Result {
 	return r
 }
 
-// newFleet makes the stage's data directory, with the demo's signing key
-// when it has one and the lookup in its catalog, and resets MemberDesk.
+// newFleet makes the queue stage's data directory, with the lookup in its
+// catalog and the batch's rows.
 func (e *env) newFleet() (*fleet, error) {
+	f, err := e.fleetDir("fleet-", "corebank.auth.sign_on", lookupCap)
+	if err != nil {
+		return nil, err
+	}
+	var rows strings.Builder
+	rows.WriteString("member_id\n")
+	for _, row := range fleetRows {
+		rows.WriteString(row.member + "\n")
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "rows.csv"), []byte(rows.String()), 0o600); err != nil {
+		return nil, fmt.Errorf("fleet: %w", err)
+	}
+	return f, nil
+}
+
+// fleetDir makes a fresh data directory under <data-dir>/demo named
+// prefix*, with the demo's signing key when it has one and the
+// capabilities ids (files <id>.yaml of the capabilities directory) in its
+// catalog.
+func (e *env) fleetDir(prefix string, ids ...string) (*fleet, error) {
 	parent := filepath.Join(e.cfg.DataDir, "demo")
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	dir, err := os.MkdirTemp(parent, "fleet-")
+	dir, err := os.MkdirTemp(parent, prefix)
+	if err == nil {
+		// The fleet's processes run in dir: a relative data dir (make
+		// demo's .cua) would name another directory there.
+		dir, err = filepath.Abs(dir)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
@@ -123,23 +148,30 @@ func (e *env) newFleet() (*fleet, error) {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
 	}
-	var rows strings.Builder
-	rows.WriteString("member_id\n")
-	for _, row := range fleetRows {
-		rows.WriteString(row.member + "\n")
-	}
-	if err := os.WriteFile(filepath.Join(dir, "rows.csv"), []byte(rows.String()), 0o600); err != nil {
-		return nil, fmt.Errorf("fleet: %w", err)
-	}
 	caps, err := filepath.Abs(e.cfg.Capabilities)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	add := f.command("catalog", "add", filepath.Join(caps, "corebank.auth.sign_on.yaml"), filepath.Join(caps, lookupCap+".yaml"))
-	if out, err := add.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("fleet: cua catalog add: %v: %s", err, strings.TrimSpace(string(out)))
+	args := []string{"catalog", "add"}
+	for _, id := range ids {
+		args = append(args, filepath.Join(caps, id+".yaml"))
+	}
+	if _, err := f.cua(args...); err != nil {
+		return nil, err
 	}
 	return f, nil
+}
+
+// cua runs one short command of the fleet and returns its stdout.
+func (f *fleet) cua(args ...string) (string, error) {
+	c := f.command(args...)
+	var stderr strings.Builder
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return "", fmt.Errorf("cua %s: %v: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
 }
 
 // command is the demo's binary with args, in the fleet's data directory,
@@ -161,7 +193,11 @@ func (f *fleet) command(args ...string) *exec.Cmd {
 
 // start starts a long-running command, its stderr in <dir>/<name>.log.
 func (f *fleet) start(name string, args ...string) (*proc, error) {
-	c := f.command(args...)
+	return f.startCmd(name, f.command(args...))
+}
+
+// startCmd starts c, its output in <dir>/<name>.log.
+func (f *fleet) startCmd(name string, c *exec.Cmd) (*proc, error) {
 	log, err := os.Create(filepath.Join(f.dir, name+".log"))
 	if err != nil {
 		return nil, fmt.Errorf("fleet: %w", err)
