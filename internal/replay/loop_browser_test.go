@@ -22,7 +22,7 @@ type checklistPage struct {
 	mu    sync.Mutex
 	names []string
 	ticks []string
-	// banner, when set, shows "Connection lost" for 600ms with the
+	// banner, when set, shows "Connection lost" for 1.5s with the
 	// second tick's status, 300ms after its post.
 	banner bool
 }
@@ -64,7 +64,7 @@ function tick(box) {
       var p = document.createElement('p');
       p.textContent = 'Connection lost';
       document.body.appendChild(p);
-      setTimeout(function () { p.remove(); }, 600);
+      setTimeout(function () { p.remove(); }, 1500);
     }, 300);
   });
 }
