@@ -43,6 +43,8 @@ func TestExtractValue(t *testing.T) {
 		{name: "strip prefix case and spaces", out: domain.OutputSpec{Type: domain.TypeString}, tr: domain.Transform{StripPrefix: "Member  name"}, text: "MEMBER NAME - Jane", want: "Jane"},
 		{name: "strip prefix then date", out: domain.OutputSpec{Type: domain.TypeDate}, tr: domain.Transform{StripPrefix: "Opened"}, text: "Opened: 1/2/2026", want: "2026-01-02"},
 		{name: "regex name narrows", out: domain.OutputSpec{Type: domain.TypeMoney}, target: &domain.TargetDescriptor{Role: "cell", Name: &domain.NameMatch{Value: `\$[0-9,.]+`, Match: domain.MatchRegex}}, tr: domain.TransformMoney, text: "Balance $12.00 available", want: "12.00"},
+		{name: "regex name leaves a regex transform the whole text", out: domain.OutputSpec{Type: domain.TypeString}, target: &domain.TargetDescriptor{Role: "text", Name: &domain.NameMatch{Value: `^Name:`, Match: domain.MatchRegex}}, tr: domain.Transform{Regex: `Name: (.+)`}, text: "Name: Jane Roe", want: "Jane Roe"},
+		{name: "regex name leaves strip_prefix the whole text", out: domain.OutputSpec{Type: domain.TypeString}, target: &domain.TargetDescriptor{Role: "text", Name: &domain.NameMatch{Value: `^Name`, Match: domain.MatchRegex}}, tr: domain.Transform{StripPrefix: "Name:"}, text: "Name: Jane Roe", want: "Jane Roe"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
