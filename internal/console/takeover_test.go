@@ -88,17 +88,19 @@ func (s secrets) Secret(ref string) (string, error) {
 
 // library seals the example capabilities into a temporary directory, the
 // transfer with its member number sensitive and a second gate before its
-// review, so a person types in the form and later presses Submit.
-func library(t *testing.T) *replay.DirLibrary {
+// review, so a person types in the form and later presses Submit, and the
+// Transfer History its effect contract reads back. Each pair of edits
+// replaces text of the transfer.
+func library(t *testing.T, edits ...string) *replay.DirLibrary {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"corebank.auth.sign_on.yaml", "memberdesk.transfer_funds.yaml"} {
+	for _, name := range []string{"corebank.auth.sign_on.yaml", "memberdesk.transfer_history.yaml", "memberdesk.transfer_funds.yaml"} {
 		data, err := os.ReadFile(filepath.Join("..", "..", "examples", "capabilities", name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		text := string(data)
-		if strings.HasPrefix(name, "memberdesk") {
+		if name == "memberdesk.transfer_funds.yaml" {
 			text = mustReplace(t, text, "  - name: member_id\n    type: string\n", "  - name: member_id\n    type: string\n    sensitive: true\n")
 			text = mustReplace(t, text, "  - id: review\n    action: click\n", "  - id: review\n    action: click\n    gate: true\n")
 			// A sensitive member number cannot name a check: the copy proves
@@ -109,6 +111,9 @@ func library(t *testing.T) *replay.DirLibrary {
 			text = mustReplace(t, text, "      - node_exists:\n          role: cell\n          name: \"{input.member_id}\"\n"+
 				"          anchor: {relation: row_of, text: Member number}\n          scope: {frame: content}\n", "")
 			text = mustReplace(t, text, "outcomes:\n", "identity:\n  unarmed: the console test marks member_id sensitive to check its masking\noutcomes:\n")
+			for i := 0; i+1 < len(edits); i += 2 {
+				text = mustReplace(t, text, edits[i], edits[i+1])
+			}
 		}
 		// Edited content gets a new hash: drop the old one before sealing.
 		var kept []string
@@ -289,4 +294,22 @@ func (o *operatorTab) screenshot() []byte {
 		o.t.Fatalf("screenshot: %v", err)
 	}
 	return buf
+}
+
+// withoutContract is the library edit that takes the transfer's effect
+// contract out: a run whose amount a person changes during a takeover is
+// judged against the amount it was asked for, so with the contract its
+// read-back refutes the person's transfer (EFFECT_REFUTED).
+func withoutContract(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "capabilities", "memberdesk.transfer_funds.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	start, stop := strings.Index(text, "    effects:\n"), strings.Index(text, "          others: 0\n")
+	if start < 0 || stop < start {
+		t.Fatal("the reference transfer has no effects block")
+	}
+	return []string{text[start : stop+len("          others: 0\n")], ""}
 }
