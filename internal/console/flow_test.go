@@ -43,8 +43,7 @@ import (
 // frames per second and its input-to-screen latency.
 func TestTakeoverTransfer(t *testing.T) {
 	ctx := t.Context()
-	// The operator types another amount than the run was given: the
-	// transfer's effect contract would refute it, so this copy has none.
+	// The operator types another amount: the effect contract would refute it.
 	lib := library(t, withoutContract(t)...)
 	l, err := lib.Lookup("memberdesk.transfer_funds")
 	if err != nil {
