@@ -85,7 +85,8 @@ func newGate(in RunInput) *Gate {
 	return g
 }
 
-// target names a step's target as role "name".
+// target names a step's target as role "name" (a starts_with/ends_with
+// name as "START…END").
 func target(st *domain.Step, vals map[string]string) string {
 	t := st.Target
 	if t == nil {
@@ -95,8 +96,11 @@ func target(st *domain.Step, vals map[string]string) string {
 		return t.Role
 	}
 	name := t.Name.Value
-	if t.Name.Input != "" {
+	switch {
+	case t.Name.Input != "":
 		name = vals[t.Name.Input]
+	case t.Name.Affix():
+		name = t.Name.StartsWith + "…" + t.Name.EndsWith
 	}
 	return t.Role + ` "` + name + `"`
 }
