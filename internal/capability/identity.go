@@ -36,10 +36,17 @@ func (u UnarmedRead) String() string {
 //
 // It returns nil for a capability that declares identity: unarmed (the
 // caller reports that declaration instead, see [IdentityUnarmed]), and for
-// one with no such input or no output read by an extract step.
+// one with no such input or no output read by an extract step. A read
+// inside a for_each loop is judged on the loop's inner steps (its path
+// names the inner step); a check on the iteration's element ({item}) does
+// not arm it.
 func UnarmedReads(c *domain.Capability) []UnarmedRead {
 	if c == nil || c.Identity != nil || !asksForRecord(c) {
 		return nil
+	}
+	c, remap := loopPrototype(c)
+	if remap == nil {
+		remap = func(ptr string) string { return ptr }
 	}
 	if c.Checkpoint != nil && requiresInput(&c.Checkpoint.When) {
 		return nil
@@ -55,7 +62,8 @@ func UnarmedReads(c *domain.Capability) []UnarmedRead {
 			continue
 		}
 		if !readArmed(c, i) {
-			out = append(out, UnarmedRead{Step: c.Steps[i].ID, Output: o.Name, Path: displayPath(pointer("steps", i)), ptr: pointer("steps", i)})
+			ptr := remap(pointer("steps", i))
+			out = append(out, UnarmedRead{Step: c.Steps[i].ID, Output: o.Name, Path: displayPath(ptr), ptr: ptr})
 		}
 	}
 	return out

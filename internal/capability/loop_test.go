@@ -157,3 +157,21 @@ func TestBindListInputs(t *testing.T) {
 		t.Error("ExpandLoops changed its argument")
 	}
 }
+
+// TestUnarmedReadInsideLoop: lint judges an extract inside a loop like a
+// top-level one, naming the inner step's path.
+func TestUnarmedReadInsideLoop(t *testing.T) {
+	t.Parallel()
+	l, err := Load(loopBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := UnarmedReads(l.Capability)
+	if len(reads) != 1 || reads[0].Step != "tick_each.read" || reads[0].Path != "steps[1].for_each.steps[1]" {
+		t.Fatalf("unarmed reads %v, want the loop's read at steps[1].for_each.steps[1]", reads)
+	}
+	ps := l.Lint()
+	if len(ps) == 0 || ps[0].Path != "steps[1].for_each.steps[1]" || ps[0].Line <= 0 {
+		t.Errorf("lint %v, want the loop's read with its line", ps)
+	}
+}
