@@ -347,6 +347,10 @@ func (g *gen) urlExpr(pattern string) string {
 		if p == "" {
 			continue
 		}
+		if g.loopAs != "" {
+			out = append(out, g.loopURL(p)...)
+			continue
+		}
 		ms := templateRE.FindAllStringSubmatchIndex(p, -1)
 		at := 0
 		for _, m := range ms {

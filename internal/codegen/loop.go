@@ -122,3 +122,29 @@ func caseValue(v any) string {
 func (g *gen) templated(text string) bool {
 	return templateRE.MatchString(text) || g.loopAs != "" && g.itemPlaceholder().MatchString(text)
 }
+
+// loopURL renders a part of a navigate URL inside a loop: {input.NAME}
+// and the element's placeholders, each value URL-escaped.
+func (g *gen) loopURL(p string) []string {
+	re := g.itemPlaceholder()
+	var out []string
+	at := 0
+	for _, m := range re.FindAllStringSubmatchIndex(p, -1) {
+		if m[0] > at {
+			out = append(out, Str(p[at:m[0]]))
+		}
+		switch {
+		case m[2] >= 0:
+			out = append(out, "encodeURIComponent("+g.inputExpr(p[m[2]:m[3]], false)+")")
+		case m[4] >= 0:
+			out = append(out, "encodeURIComponent("+g.itemExpr(g.loopAs+"."+p[m[4]:m[5]], false)+")")
+		default:
+			out = append(out, "encodeURIComponent("+g.itemExpr(g.loopAs, false)+")")
+		}
+		at = m[1]
+	}
+	if at < len(p) {
+		out = append(out, Str(p[at:]))
+	}
+	return out
+}

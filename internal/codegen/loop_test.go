@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/codegen"
+	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/surface/browser"
 )
 
@@ -20,6 +21,8 @@ import (
 func TestLoopRendered(t *testing.T) {
 	t.Parallel()
 	l := mustLoad(t, "../capability/testdata/loop/checklist.yaml")
+	fe := l.Capability.Step("qty_each").ForEach
+	fe.Steps = append(fe.Steps, domain.Step{ID: "open", Action: domain.ActNavigate, URL: "{base_url}/rows/{row.name}?m={input.items}"})
 	spec, err := codegen.Generate(l, codegen.Options{Cases: []codegen.Case{{Name: "two", Inputs: map[string]string{"items": `["Alpha","Beta"]`}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +36,7 @@ func TestLoopRendered(t *testing.T) {
 		`.fill(String(item["qty"]))`,
 		`(lists["statuses"] ??= []).push(`,
 		`for (const v of lists["statuses"] ?? []) {`,
+		`page.goto(BASE_URL + "/rows/" + encodeURIComponent(String(item["name"])) + "?m=" + encodeURIComponent(input(c, "items")))`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("spec lacks %q", want)
