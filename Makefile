@@ -59,5 +59,5 @@ demo: deps build ## Run the verified story: every replay case against the mock b
 	$(BIN) demo
 
 .PHONY: bench
-bench: deps ## Benchmarks (about 10 min): replay vs Playwright and bare CDP, cold start, scale, drift, engine; writes bench/results/latest.json
+bench: deps ## Benchmarks (about 10 min, 20-35 more for the fault model): replay vs Playwright and bare CDP, cold start, scale, drift, engine, queue, write faults; writes bench/results/latest.json
 	bench/replay.sh $(BENCH_FLAGS)

@@ -7,7 +7,9 @@
 # -batch-modes cold,warm for the whole sweep, about 15 minutes more), a fleet of two
 # `cua worker` processes on one private PostgreSQL (Debian's postgresql
 # binaries, as internal/store/pgtest starts them), and "stay on the page"
-# (Playwright looping on the search page vs cua on one warm session).
+# (Playwright looping on the search page vs cua on one warm session), and
+# the fault model (each MemberDesk write fault and a control, 10 transfers
+# each with and without effect contracts, judged from the ledger).
 # Writes bench/results/latest.json.
 #
 # Usage: bench/replay.sh [benchrun flags]
@@ -15,6 +17,7 @@
 #   bench/replay.sh -n 10 -only speed    # a quick side-by-side
 #   bench/replay.sh -skip scale,drift    # see: go run ./bench/cmd/benchrun -h
 #   bench/replay.sh -only batch,fleet,stay -batch-rows 100
+#   bench/replay.sh -only faults -merge   # into latest.json, other phases kept
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -6,8 +6,10 @@
 // generated variants, `cua batch` throughput at 1 and 4 warm sessions
 // (flags add 2 and 8 sessions and cold runs), a fleet of two `cua worker` processes on one
 // PostgreSQL, and "stay on the page" (Playwright looping on the search page
-// against cua on one warm session). It writes every number to
-// bench/results/latest.json.
+// against cua on one warm session), and the fault model (faults.go: each
+// MemberDesk write fault and a no-fault control, transfers with and
+// without effect contracts, judged from the ledger). It writes every
+// number to bench/results/latest.json.
 //
 // Run it from the module root through bench/replay.sh (make bench), which
 // builds bin/cua and installs bench/node's playwright-core first:

@@ -222,6 +222,12 @@ func mergeResults(path string, res *results) error {
 	if res.Faults == nil {
 		res.Faults = old.Faults
 	}
+	if res.Machine.PlaywrightCore == "" {
+		res.Machine.PlaywrightCore = old.Machine.PlaywrightCore // bench/node is not installed by a -only run
+	}
+	if res.Machine.Node == "" {
+		res.Machine.Node = old.Machine.Node
+	}
 	var kept []string
 	for phase, s := range old.PhaseSeconds {
 		if _, ran := res.PhaseSeconds[phase]; !ran {
