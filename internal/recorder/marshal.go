@@ -26,7 +26,7 @@ const commentWidth = 78
 // Marshal writes c as a YAML capability file: the schema modeline, a header
 // naming where c came from, the review notes as comments, then every field
 // in the order of the reference capabilities (schema_version, id, version,
-// title, description, surface, entrypoint, inputs, outputs, risk,
+// title, description, surface, entrypoint, inputs, outputs, identity, risk,
 // prerequisites, steps, reentry, checkpoint, outcomes, recovery, escalation, policy,
 // provenance, content_hash). Fields equal to their default (required: true,
 // risk: safe, gate: false, name match exact, the default backoff …) are left
@@ -62,6 +62,9 @@ func Marshal(c *domain.Capability, notes []string) ([]byte, error) {
 			s.Content = append(s.Content, outputNode(out))
 		}
 		put(root, "outputs", s)
+	}
+	if c.Identity != nil {
+		put(root, "identity", identityNode(*c.Identity))
 	}
 	risk := c.Risk
 	if risk == "" {
@@ -247,6 +250,7 @@ func inputNode(in domain.InputSpec) *yaml.Node {
 	if len(in.Enum) > 0 {
 		put(m, "enum", strSeq(in.Enum, true))
 	}
+	putInputExtras(m, in)
 	if in.Default != nil {
 		put(m, "default", anyNode(in.Default))
 	}
@@ -284,7 +288,12 @@ func stepNode(st domain.Step) *yaml.Node {
 	m := mapping(false)
 	put(m, "id", str(st.ID))
 	putStr(m, "description", st.Description)
-	put(m, "action", str(string(st.Action)))
+	if st.ForEach != nil {
+		put(m, "for_each", forEachNode(*st.ForEach))
+	}
+	if st.Action != "" || st.ForEach == nil {
+		put(m, "action", str(string(st.Action)))
+	}
 	if st.Target != nil {
 		put(m, "target", targetNode(*st.Target, false))
 	}
@@ -337,6 +346,9 @@ func stepNode(st domain.Step) *yaml.Node {
 		}
 		put(m, "wait", wm)
 	}
+	if len(st.Effects) > 0 {
+		put(m, "effects", effectsNode(st.Effects))
+	}
 	return m
 }
 
@@ -353,12 +365,15 @@ func valueNode(v domain.ValueExpr) *yaml.Node {
 		key, val = "$secret", v.Secret
 	case "output":
 		key, val = "$output", v.Output
+	case "item":
+		key, val = "$item", v.Item
 	default:
 		// Not one expression: write every field and let validation say so.
 		m := mapping(true)
 		putStr(m, "$input", v.Input)
 		putStr(m, "$secret", v.Secret)
 		putStr(m, "$output", v.Output)
+		putStr(m, "$item", v.Item)
 		if v.Literal != nil {
 			put(m, "literal", str(*v.Literal))
 		}
