@@ -138,6 +138,16 @@ func bindIteration(loop string, n int, as string, s domain.Step, elem any) (doma
 		*v = domain.ValueExpr{Literal: &text}
 	}
 	bindItemValue(out.Value)
+	for _, ec := range out.Effects {
+		if rw := ec.RecordWritten; rw != nil {
+			for _, m := range []map[string]domain.ValueExpr{rw.Inputs, rw.Match} {
+				for k, v := range m {
+					bindItemValue(&v)
+					m[k] = v
+				}
+			}
+		}
+	}
 	return out, first
 }
 

@@ -207,12 +207,25 @@ func (v *semantic) itemRefs(ip func(f ...any) string, s *domain.Step, as string,
 		}
 	})
 	texts(ip("url"), s.URL)
-	if s.Value != nil && s.Value.Item != "" {
-		name, field, _ := strings.Cut(s.Value.Item, ".")
+	value := func(ptr string, val *domain.ValueExpr) {
+		if val == nil || val.Item == "" {
+			return
+		}
+		name, field, _ := strings.Cut(val.Item, ".")
 		if name != as {
-			v.add(ip("value", "$item"), "the loop's element is named %q, not %q", as, name)
+			v.add(ptr, "the loop's element is named %q, not %q", as, name)
 		} else {
-			check(ip("value", "$item"), field)
+			check(ptr, field)
+		}
+	}
+	value(ip("value", "$item"), s.Value)
+	for e, ec := range s.Effects {
+		if rw := ec.RecordWritten; rw != nil {
+			for f, m := range map[string]map[string]domain.ValueExpr{"inputs": rw.Inputs, "match": rw.Match} {
+				for k, val := range m {
+					value(ip("effects", e, "record_written", f, k, "$item"), &val)
+				}
+			}
 		}
 	}
 }

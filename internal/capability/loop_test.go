@@ -175,3 +175,37 @@ func TestUnarmedReadInsideLoop(t *testing.T) {
 		t.Errorf("lint %v, want the loop's read with its line", ps)
 	}
 }
+
+// TestEffectContractTakesItem: an effect contract inside a loop may match
+// the iteration's element; each iteration's contract holds its own value.
+func TestEffectContractTakesItem(t *testing.T) {
+	t.Parallel()
+	l, err := Load(loopBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := l.Capability
+	c.Step("tick_each").ForEach.Steps[0].Effects = []domain.EffectContract{{RecordWritten: &domain.RecordWritten{
+		Via: "test.read_ticks@1.0.0", Match: map[string]domain.ValueExpr{"Item": {Item: "item"}}, Count: 1}}}
+	x, err := ExpandLoops(c, map[string]any{"items": []any{"Alpha", "Beta"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]string{1: "Beta", 0: "Alpha"} {
+		v := x.Steps[1+2*n].Effects[0].RecordWritten.Match["Item"]
+		if v.Kind() != "literal" || *v.Literal != want {
+			t.Errorf("iteration %d: match %v, want %q", n, v.String(), want)
+		}
+	}
+	data := strings.Replace(mustRead(t, loopBase), "          risk: elevated\n", `          risk: elevated
+          effects:
+            - record_written: {via: test.read_ticks@1.0.0, match: {Item: {$item: item.name}}, count: 1}
+`, 1)
+	_, err = Parse("loop.yaml", []byte(data))
+	if err == nil || !strings.Contains(err.Error(), "steps[1].for_each.steps[0].effects[0].record_written.match.Item.$item: the elements of the list are strings: they have no field name") {
+		t.Errorf("a contract's $item field of a string element: %v", err)
+	}
+	if v := c.Step("tick_each").ForEach.Steps[0].Effects[0].RecordWritten.Match["Item"]; v.Item != "item" {
+		t.Errorf("ExpandLoops changed the capability's contract: %v", v.String())
+	}
+}
