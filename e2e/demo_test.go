@@ -38,7 +38,8 @@ func TestDemo(t *testing.T) {
 			t.Errorf("stage %q skipped: %s", s.Name, s.Detail)
 		}
 	}
-	for _, want := range []string{"queue batch, a worker killed mid-batch", "desktop: Mousepad note over AT-SPI"} {
+	for _, want := range []string{"queue batch, a worker killed mid-batch", "takeover: worker's transfer finished in the console",
+		"desktop: Mousepad note over AT-SPI"} {
 		if !names[want] {
 			t.Errorf("no stage %q", want)
 		}

@@ -8,7 +8,9 @@
 // outside its bound), followed by a recorded discovery that is compiled,
 // sealed and replayed. With [Config.Bin] the fleet stages follow: a queue
 // batch worked by two `cua worker` processes, one SIGKILLed mid-run
-// (fleet.go), and a desktop replay over AT-SPI (desktop.go), both run as
+// (fleet.go), a transfer parked in a `cua worker --park` and finished
+// through a `cua console` in another process by a scripted operator in
+// Chromium (takeover.go), and a desktop replay over AT-SPI (desktop.go), both run as
 // separate processes of that binary.
 //
 // [Run] starts the app and the browser, runs every stage, compares each

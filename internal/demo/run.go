@@ -47,9 +47,10 @@ type Config struct {
 	// savings lookup twice, for outputs and for a business outcome.
 	SkipMCP bool
 	// Bin is the cua executable the fleet stages run as separate processes
-	// (`cua demo` passes its own): the queue stage ([env.fleetStage]) and,
-	// with Desktop, the desktop stage, which follow the agent stages when
-	// Stages is nil. "" leaves them out.
+	// (`cua demo` passes its own): the queue stage ([env.fleetStage]), the
+	// takeover across processes ([env.takeoverStage]) and, with Desktop,
+	// the desktop stage, which follow the agent stages when Stages is nil.
+	// "" leaves them out.
 	Bin string
 	// Desktop is the desktop capability file the desktop stage replays.
 	Desktop string
@@ -238,6 +239,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		add(e.codegenStage())
 		if cfg.Bin != "" {
 			add(e.fleetStage(ctx))
+			add(e.takeoverStage(ctx))
 			if cfg.Desktop != "" {
 				add(e.desktopStage(ctx))
 			}
