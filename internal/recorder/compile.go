@@ -203,6 +203,7 @@ func (k *compiler) compile() error {
 	for i := range t.Steps {
 		k.step(i)
 	}
+	k.foldLoops()
 	if len(c.Steps) == 0 {
 		msg := strings.Join(k.dropped, "; ")
 		if msg == "" {
@@ -298,7 +299,7 @@ func (k *compiler) finish() {
 	var risks []domain.Risk
 	gated := false
 	used := map[domain.ActionType]bool{domain.ActNavigate: true}
-	for _, s := range c.Steps {
+	for _, s := range flatSteps(c.Steps) {
 		risks = append(risks, s.Risk)
 		gated = gated || s.Gate
 		used[s.Action] = true
@@ -324,7 +325,7 @@ func (k *compiler) finish() {
 			c.Policy.AllowedActions = append(c.Policy.AllowedActions, a)
 		}
 	}
-	c.Policy.MaxSteps = max(minMaxSteps, 3*len(c.Steps))
+	c.Policy.MaxSteps = max(minMaxSteps, 3*c.StepCount())
 	c.Policy.MaxDurationMS = maxDurationMS
 
 	p := &domain.Provenance{Source: "discovery", RunID: k.t.RunID, Model: k.t.Model, Tokens: k.t.Tokens}

@@ -32,6 +32,13 @@
 //   - An extraction becomes an extract step filling a typed output (money,
 //     date or string, inferred from the text read) with the matching
 //     transform.
+//   - A repeated action over table rows becomes a for_each loop: two or
+//     more consecutive groups of one to three steps, the first anchored
+//     row_of a different row each time, that are the same steps once the
+//     row's text is replaced by {item}, fold into one loop over a new list
+//     input (rows: an array of strings, max_items 10 or twice the rows
+//     seen), and the groups' extractions into one array output; a note
+//     asks a reviewer to check the loop and its bound.
 //   - The first navigation, when it comes first, is the entrypoint;
 //     same-origin URLs are written relative to {base_url}.
 //   - Observed postconditions become step postconditions, with a 10 s wait on
