@@ -290,7 +290,7 @@ func TestRelayFleet(t *testing.T) {
 	if code := op.post(t, "/api/claim", map[string]any{"session": session}, &st); code != http.StatusOK || st.Holder != "human:alice" {
 		t.Fatalf("claim: %d %+v", code, st)
 	}
-	pressNoThanks(t, op, session, st.Epoch, w, h)
+	clickSurvey(t, op, session, st.Epoch, w, h)
 	if code := op.post(t, "/api/release", map[string]any{"session": session, "epoch": st.Epoch}, nil); code != http.StatusOK {
 		t.Fatalf("release: %d", code)
 	}
@@ -321,11 +321,13 @@ func TestRelayFleet(t *testing.T) {
 	}
 }
 
-// pressNoThanks clicks where MemberDesk's stylesheet places the Survey
+// clickSurvey clicks where MemberDesk's stylesheet places the Survey
 // dialog's "No thanks" button (the dialog is fixed 20% from the top and
 // 15% from the left, 2px border, 1em 2em padding, the button under one
-// paragraph) and wants the worker to have sent it.
-func pressNoThanks(t *testing.T, op *operatorClient, session string, epoch uint64, w, h float64) {
+// paragraph) and wants the worker to have sent it. The worker's hit test
+// does not see the fixed dialog there yet: the click goes to the page
+// node under it (logged), which is why the test does not resume.
+func clickSurvey(t *testing.T, op *operatorClient, session string, epoch uint64, w, h float64) {
 	t.Helper()
 	var out struct {
 		Dispatched   bool   `json:"dispatched"`
