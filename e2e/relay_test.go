@@ -324,9 +324,10 @@ func TestRelayFleet(t *testing.T) {
 // clickSurvey clicks where MemberDesk's stylesheet places the Survey
 // dialog's "No thanks" button (the dialog is fixed 20% from the top and
 // 15% from the left, 2px border, 1em 2em padding, the button under one
-// paragraph) and wants the worker to have sent it. The worker's hit test
-// does not see the fixed dialog there yet: the click goes to the page
-// node under it (logged), which is why the test does not resume.
+// paragraph) and wants the worker to have sent it. The estimate ignores
+// MemberDesk's navigation frame, so the click lands beside the button
+// (logged): the test does not resume (cua demo's takeover stage finishes
+// such a run, finding the button in the live picture).
 func clickSurvey(t *testing.T, op *operatorClient, session string, epoch uint64, w, h float64) {
 	t.Helper()
 	var out struct {
