@@ -75,6 +75,12 @@ type Options struct {
 	// shows, if the validator admits one (see the package doc); when nil,
 	// no reentry is considered.
 	FinalScreen *domain.UiSnapshot
+	// Others are other runs of the same workflow (traces of the same
+	// goal on the same application). A safe step of the compiled trace
+	// whose target some of them never acted on is a screen that appears
+	// only in some runs: it is made optional (when: node_exists its
+	// target) with a note. See optional.go.
+	Others []*domain.Trace
 }
 
 // Result is a compiled draft capability and what a reviewer must check.
@@ -155,6 +161,7 @@ type compiler struct {
 	goalLits map[string]*domain.TraceStep
 	litOrder []string // goalLits keys, longest first, for URL templating
 	dropped  []string
+	from     []*domain.TraceStep // the trace step of each compiled step
 }
 
 func (k *compiler) note(format string, args ...any) {
@@ -203,6 +210,7 @@ func (k *compiler) compile() error {
 	for i := range t.Steps {
 		k.step(i)
 	}
+	k.optionalSteps()
 	k.foldLoops()
 	if len(c.Steps) == 0 {
 		msg := strings.Join(k.dropped, "; ")

@@ -39,6 +39,10 @@
 //     input (rows: an array of strings, max_items 10 or twice the rows
 //     seen), and the groups' extractions into one array output; a note
 //     asks a reviewer to check the loop and its bound.
+//   - Given [Options.Others], other runs of the same workflow, a safe step
+//     (not an extraction) whose target some of them never acted on is a
+//     screen that appears only sometimes: it gets when: node_exists its
+//     target, with a note; such a step above safe risk is only noted.
 //   - The first navigation, when it comes first, is the entrypoint;
 //     same-origin URLs are written relative to {base_url}.
 //   - Observed postconditions become step postconditions, with a 10 s wait on

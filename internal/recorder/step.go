@@ -214,6 +214,7 @@ func (k *compiler) add(ts *domain.TraceStep, st domain.Step) {
 		}
 	}
 	k.c.Steps = append(k.c.Steps, st)
+	k.from = append(k.from, ts)
 }
 
 // target returns the step's descriptor: the one synthesized and re-resolved
