@@ -9,7 +9,8 @@ import (
 // checks every stage behaved as declared.
 func TestDemo(t *testing.T) {
 	t.Parallel()
-	r := runBin(t, nil, "demo", "--json", "--capabilities", examples, "--cassette", "../examples/cassettes/savings_balance.json", "--data-dir", t.TempDir())
+	r := runBin(t, nil, "demo", "--json", "--capabilities", examples, "--cassette", "../examples/cassettes/savings_balance.json",
+		"--desktop", "../internal/surface/desktop/testdata/capabilities/mousepad.write_note.yaml", "--data-dir", t.TempDir())
 	var out struct {
 		Passed bool `json:"passed"`
 		Stages []struct {

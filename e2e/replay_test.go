@@ -120,24 +120,27 @@ func TestResultTable(t *testing.T) {
 		}, want: want{status: domain.StatusFailed, code: domain.CodeDomainNotAllowed, dispatches: 0}},
 		{name: "transfer stops at its gate", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs()}
-		}, want: want{status: domain.StatusNeedsHuman, code: domain.CodeGateReached, dispatches: 10}},
+		}, want: want{status: domain.StatusNeedsHuman, code: domain.CodeGateReached, dispatches: 12}},
 		{name: "transfer without approval is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs(), irrev: true, gates: []string{"submit"}}
 		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
 		{name: "transfer with an approval of other content is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			return runSpec{cap: load(t, transfer), inputs: transferInputs(), irrev: true, gates: []string{"submit"},
-				approval: &policy.Approval{Capability: transfer + "@1.2.0", ContentHash: "sha256:" + strings.Repeat("0", 64)}}
+				approval: &policy.Approval{Capability: transfer + "@1.3.0", ContentHash: "sha256:" + strings.Repeat("0", 64)}}
 		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
 		{name: "transfer without --allow-irreversible is refused before its first dispatch", cap: func(t *testing.T) runSpec {
 			l := load(t, transfer)
 			return runSpec{cap: l, inputs: transferInputs(), gates: []string{"submit"},
-				approval: &policy.Approval{Capability: transfer + "@1.2.0", ContentHash: l.Hash}}
+				approval: &policy.Approval{Capability: transfer + "@1.3.0", ContentHash: l.Hash}}
 		}, want: want{status: domain.StatusFailed, code: domain.CodeApprovalRequired, dispatches: 0}},
+		// The transfer's dispatches include its effect contract's read-back:
+		// the pre-read (history, then back to the entrypoint) and, once the
+		// submit was sent, the post-read.
 		{name: "approved transfer posts exactly once", cap: func(t *testing.T) runSpec {
 			l := load(t, transfer)
 			return runSpec{cap: l, inputs: transferInputs(), irrev: true, gates: []string{"submit"},
-				approval: &policy.Approval{Capability: transfer + "@1.2.0", ContentHash: l.Hash, Approver: "reviewer"}}
-		}, want: want{status: domain.StatusSuccess, dispatches: 12, ledger: 1, outputs: map[string]string{"confirmation": "TRF-0001"}}},
+				approval: &policy.Approval{Capability: transfer + "@1.3.0", ContentHash: l.Hash, Approver: "reviewer"}}
+		}, want: want{status: domain.StatusSuccess, dispatches: 15, ledger: 1, outputs: map[string]string{"confirmation": "TRF-0001"}}},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {

@@ -51,6 +51,13 @@ func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *demoOptions) err
 }
 
 func runDemo(ctx context.Context, o *demoOptions) error {
+	// A desktop capability that is not there is the caller's mistake,
+	// named before MemberDesk or a browser starts.
+	if o.Desktop != "" {
+		if st, err := os.Stat(o.Desktop); err != nil || !st.Mode().IsRegular() {
+			return cmdutil.FlagErrorf("--desktop %s: not a capability file here (run from the repository root, or give its path; \"\" leaves the stage out)", o.Desktop)
+		}
+	}
 	red := redact.New()
 	// The queue stage runs this binary as cua batch and two cua workers.
 	bin, err := os.Executable()
