@@ -2,20 +2,16 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	cdpruntime "github.com/chromedp/cdproto/runtime"
-	"github.com/chromedp/chromedp"
-
+	"github.com/cuahq/cua/internal/demo"
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/mockapp"
 )
@@ -118,7 +114,7 @@ func TestRelayFleetTakeover(t *testing.T) {
 	lj := api.submit(t, map[string]any{"ref": "memberdesk.savings_balance@1.2.0", "base_url": f.app.app.URL(),
 		"inputs": map[string]string{"member_id": "23456"}})
 	session := jobs.RunID(tj.ID, 1)
-	if err := operateInChromium(ctx, f.console, alice, session); err != nil {
+	if err := demo.Operate(ctx, "", f.console, alice, session); err != nil {
 		t.Fatalf("%v\nlogs:\n%s", err, tailOf(f.logs.String(), 4000))
 	}
 	done, look := api.wait(t, tj.ID, f.logs), api.wait(t, lj.ID, f.logs)
@@ -183,120 +179,4 @@ func resolveLanded(t *testing.T, f *relayFleet, alice, session string) {
 		t.Errorf("the parked transfer left no intervention in the queue")
 	}
 	t.Logf("the transfer's interventions: %v", seen)
-}
-
-// operateInChromium is alice in a Chromium of her own (as cua demo's
-// takeover stage drives her): she signs in to the console at base with
-// token, watches session once it is listed parked, claims it, clicks "No
-// thanks" on the live picture, releases and resumes.
-func operateInChromium(ctx context.Context, base, token, session string) error {
-	dir, err := os.MkdirTemp("", "cua-e2e-operator-")
-	if err != nil {
-		return fmt.Errorf("operator: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	exe := os.Getenv("CUA_BROWSER")
-	if exe == "" {
-		exe = "/usr/bin/chromium"
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.UserDataDir(dir), chromedp.WindowSize(1280, 1100))
-	alloc, cancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancel()
-	tab, cancel2 := chromedp.NewContext(alloc)
-	defer cancel2()
-	do := func(what string, acts ...chromedp.Action[chromedp.Void]) error {
-		if err := chromedp.Do(tab, acts...); err != nil {
-			return fmt.Errorf("operator: %s: %w", what, err)
-		}
-		return nil
-	}
-	poll := func(what, expr string) error {
-		if _, err := chromedp.Run(tab, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(150*time.Second))); err != nil {
-			return fmt.Errorf("operator: %s: %w", what, err)
-		}
-		return nil
-	}
-	steps := []func() error{
-		func() error {
-			return do("sign in", chromedp.Navigate(base+"/"), chromedp.SendKeys(chromedp.ID("token"), token),
-				chromedp.Click(chromedp.ID("signin-button")), chromedp.WaitVisible(chromedp.ID("sessions")))
-		},
-		func() error {
-			return poll("watch", fmt.Sprintf(`(() => { const b = document.querySelector('#sessions tr[data-session=%q] button.watch');
-				if (!b) return false; b.click(); return true })()`, session))
-		},
-		func() error {
-			return poll("first frame", `window.cuaConsole.frames() > 0 && document.getElementById('screen').naturalWidth > 0`)
-		},
-		func() error { return do("claim", chromedp.Click(chromedp.ID("claim"))) },
-		func() error { return poll("claimed", `window.cuaConsole.epoch() > 0`) },
-		func() error { return clickNoThanks(tab) },
-		func() error { return do("release", chromedp.Click(chromedp.ID("release"))) },
-		func() error { return poll("released", `document.getElementById('status').textContent === 'released'`) },
-		func() error { return poll("resume enabled", `!document.getElementById('resume').disabled`) },
-		func() error { return do("resume", chromedp.Click(chromedp.ID("resume"))) },
-		func() error { return poll("resumed", `document.getElementById('status').textContent === 'resumed'`) },
-	}
-	for _, s := range steps {
-		if err := s(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// seeButton is what alice does with her eyes (copied from cua demo's
-// takeover stage): in the live picture (the parked page, darkened under
-// the Survey dialog) it finds the runs of at least 20 pixels of one light
-// grey, a button's face, right of the navigation frame's left quarter, and
-// returns their centre in frame pixels with the picture's place and scale
-// on the console page.
-const seeButton = `(() => {
-  const i = document.getElementById('screen'), r = i.getBoundingClientRect();
-  const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight;
-  const g = c.getContext('2d'); g.drawImage(i, 0, 0);
-  const d = g.getImageData(0, 0, c.width, c.height).data, W = c.width, H = c.height;
-  let sx = 0, sy = 0, n = 0;
-  for (let y = 0; y < H; y++) {
-    let run = 0, v = -1;
-    for (let x = Math.floor(W / 4); x < W; x++) {
-      const k = (y * W + x) * 4, grey = d[k] === d[k + 1] && d[k + 1] === d[k + 2] && d[k] >= 225 && d[k] <= 245;
-      run = grey && d[k] === v ? run + 1 : (grey ? 1 : 0); v = grey ? d[k] : -1;
-      if (run === 20) { sx += x - 10; sy += y; n++; }
-    }
-  }
-  return {Left: r.left, Top: r.top, SX: i.naturalWidth / i.clientWidth, SY: i.naturalHeight / i.clientHeight, X: n ? sx / n : 0, Y: n ? sy / n : 0, N: n};
-})()`
-
-// clickNoThanks finds "No thanks" on the live picture and clicks it; the
-// console must say the click was sent to that button.
-func clickNoThanks(tab context.Context) error {
-	type spot struct{ Left, Top, SX, SY, X, Y, N float64 }
-	var said []string
-	for try := 0; try < 5; try++ {
-		g, err := chromedp.Run(tab, chromedp.Evaluate[spot](seeButton))
-		if err != nil || g.SX == 0 || g.SY == 0 {
-			return fmt.Errorf("operator: the live picture: %v %+v", err, g)
-		}
-		if g.N == 0 {
-			said = append(said, "no button in the picture")
-			time.Sleep(time.Second)
-			continue
-		}
-		if err := chromedp.Do(tab, chromedp.MouseClickXY(g.Left+g.X/g.SX, g.Top+g.Y/g.SY)); err != nil {
-			return fmt.Errorf("operator: click: %w", err)
-		}
-		st, err := chromedp.Run(tab, chromedp.Evaluate[string](`window.cuaConsole.idle().then(() => document.getElementById('status').textContent)`,
-			func(p *cdpruntime.EvaluateParams) { p.AwaitPromise = new(true) }))
-		if err != nil {
-			return fmt.Errorf("operator: status: %w", err)
-		}
-		said = append(said, fmt.Sprintf("(%.0f,%.0f) %s", g.X, g.Y, st))
-		if strings.HasPrefix(st, "sent to ") && strings.Contains(st, `"No thanks"`) {
-			return nil
-		}
-		time.Sleep(time.Second)
-	}
-	return fmt.Errorf("operator: no click landed on No thanks: %s", strings.Join(said, " | "))
 }

@@ -181,16 +181,23 @@ func (f *fleet) waitLog(ctx context.Context, name string, re *regexp.Regexp) (st
 	}
 }
 
-// operate is alice in a Chromium of her own: she signs in to the console
-// at base, watches session, claims it, finds "No thanks" on the live
-// picture and clicks it, releases and resumes.
+// operate is alice in a Chromium of her own (see [Operate]).
 func (e *env) operate(ctx context.Context, base, token, session string) error {
+	return Operate(ctx, e.cfg.Browser, base, token, session)
+}
+
+// Operate is alice in a Chromium of her own (browser; "" means
+// $CUA_BROWSER or /usr/bin/chromium): she signs in to the console at base
+// with token, watches session once it is listed parked, claims it, finds
+// "No thanks" on the live picture and clicks it, releases and resumes. The
+// demo's takeover stage and the fleet e2e test drive the same operator.
+func Operate(ctx context.Context, browser, base, token, session string) error {
 	dir, err := os.MkdirTemp("", "cua-demo-operator-")
 	if err != nil {
 		return fmt.Errorf("operator: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	exe := e.cfg.Browser
+	exe := browser
 	if exe == "" {
 		exe = os.Getenv("CUA_BROWSER")
 	}
