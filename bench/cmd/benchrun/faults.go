@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/capability"
+	"github.com/cuahq/cua/internal/fsx"
 	"github.com/cuahq/cua/internal/mockapp"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
@@ -149,7 +150,7 @@ var effectsLine = regexp.MustCompile(`^(\s+)effects:`)
 // a copy without its effects blocks, sealed, as the screen-only arm. With
 // no effects block in the reference the contracts arm is skipped.
 func faultArms(file, dir string) ([]*faultArm, error) {
-	raw, err := os.ReadFile(file)
+	raw, err := fsx.ReadFile(file, maxResultsFile)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/cuahq/cua/internal/fsx"
+	"io/fs"
 	"math"
 	"os"
 	"os/exec"
@@ -181,12 +184,16 @@ type goal struct {
 	Met      bool   `json:"met"`
 }
 
+// maxResultsFile bounds a file benchrun reads (a results file, a
+// capability).
+const maxResultsFile = 16 << 20
+
 // mergeResults fills the phases res did not run from the results file at
 // path (when there is one), keeps their phase times and judges the goals
 // again over the whole.
 func mergeResults(path string, res *results) error {
-	raw, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	raw, err := fsx.ReadFile(path, maxResultsFile)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("-merge: %w", err)
