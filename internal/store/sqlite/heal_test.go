@@ -1,0 +1,10 @@
+package sqlite_test
+
+import (
+	"testing"
+
+	"github.com/cuahq/cua/internal/store/storetest"
+)
+
+// TestHealConformance runs the heal store's conformance tests on SQLite.
+func TestHealConformance(t *testing.T) { storetest.RunHeal(t, harness) }
