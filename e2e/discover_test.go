@@ -80,8 +80,8 @@ func TestDiscoverWithoutKeySaysWhichVariable(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "caps")
 	env := []string{"CUA_LLM_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY="}
 	for _, tt := range []struct{ model, want string }{
-		{"openai", "set CUA_LLM_API_KEY (or OPENAI_API_KEY)"},
-		{"anthropic", "set CUA_LLM_API_KEY (or ANTHROPIC_API_KEY)"},
+		{"openai", "set OPENAI_API_KEY (or CUA_LLM_API_KEY, which every provider reads)"},
+		{"anthropic", "set ANTHROPIC_API_KEY (or CUA_LLM_API_KEY, which every provider reads)"},
 	} {
 		r := runBin(t, env, "discover", "--goal", discoverGoal, "--target", "http://127.0.0.1:9", "--out", out, "--model", tt.model)
 		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {

@@ -234,7 +234,11 @@ func (c *Catalog) RevokeBy(ctx context.Context, id, by string) (store.Approval, 
 	if err := principal.CheckString(by); err != nil {
 		return store.Approval{}, fmt.Errorf("revoked by: %w", err)
 	}
-	return c.st.RevokeApproval(ctx, id, by)
+	a, err := c.st.RevokeApproval(ctx, id, by)
+	if errors.Is(err, store.ErrNotFound) {
+		return a, &store.NotFoundError{What: "approval " + id, Reason: "no such approval in the catalog", Fix: "cua catalog show REF lists a version's approvals"}
+	}
+	return a, err
 }
 
 // Authorize finds an active approval of exactly l's content hash that

@@ -141,7 +141,7 @@ func (c *Catalog) lookup(ctx context.Context, ref string) (store.Version, error)
 		return store.Version{}, err
 	}
 	if len(vs) == 0 {
-		return store.Version{}, fmt.Errorf("capability %s: no sealed version in the catalog: %w", ref, store.ErrNotFound)
+		return store.Version{}, &store.NotFoundError{What: ref, Reason: "no sealed version of this id in the catalog", Fix: "cua catalog list; cua catalog add FILE adds one"}
 	}
 	latest := vs[0]
 	for _, v := range vs[1:] {
@@ -153,7 +153,16 @@ func (c *Catalog) lookup(ctx context.Context, ref string) (store.Version, error)
 	return v, wrapRef(ref, err)
 }
 
+// wrapRef names ref in err; a missing version says so and what lists the
+// ones there are.
 func wrapRef(ref string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		reason := "no such version in the catalog"
+		if strings.HasPrefix(ref, capability.HashPrefix) {
+			reason = "no version with this content hash in the catalog"
+		}
+		return &store.NotFoundError{What: ref, Reason: reason, Fix: "cua catalog list"}
+	}
 	if err != nil {
 		return fmt.Errorf("capability %s: %w", ref, err)
 	}

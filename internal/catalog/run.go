@@ -260,7 +260,11 @@ func (c *Catalog) Runs(ctx context.Context, f store.RunFilter) ([]store.Run, err
 
 // Run returns one run of the index.
 func (c *Catalog) Run(ctx context.Context, id string) (store.Run, error) {
-	return c.st.GetRun(ctx, id)
+	r, err := c.st.GetRun(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return r, &store.NotFoundError{What: "run " + id, Reason: "no such run in the catalog", Fix: "cua runs list"}
+	}
+	return r, err
 }
 
 // Library serves the catalog's sealed versions to a replay by "id" or
@@ -280,7 +284,7 @@ func (l *Library) Lookup(ref string) (*capability.Loaded, error) {
 	got, _, err := l.c.Resolve(l.ctx, ref)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
-			return nil, domain.Errorf(domain.CodeCapabilityInvalid, "capability %s is not in the catalog", ref)
+			return nil, domain.Errorf(domain.CodeCapabilityInvalid, "%s: no such capability in the catalog (cua catalog list)", ref)
 		}
 		return nil, err
 	}

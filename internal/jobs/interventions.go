@@ -114,7 +114,7 @@ func (q *Queue) intervention(ctx context.Context, id string) (store.Intervention
 			return in, nil
 		}
 	}
-	return store.Intervention{}, fmt.Errorf("intervention %q: %w", id, ErrNotFound)
+	return store.Intervention{}, &store.NotFoundError{What: "intervention " + id, Reason: "no such intervention", Fix: "cua interventions list", Kind: ErrNotFound}
 }
 
 // view joins an intervention with its run and job.

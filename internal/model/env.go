@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -23,13 +22,13 @@ type Settings struct {
 // modelFlag, else CUA_LLM_MODEL, else defaultModel; the base URL is
 // baseURLFlag, else CUA_LLM_BASE_URL, else defaultBaseURL; the key is
 // CUA_LLM_API_KEY, else the provider's own variable (providerKey). Without
-// a key it returns an error wrapping ErrNoKey that names exactly the
-// variables to set.
+// a key it returns [NoKey]'s error, which names the provider's variable
+// first.
 func SettingsFromEnv(getenv func(string) string, providerKey, modelFlag, baseURLFlag, defaultModel, defaultBaseURL string) (Settings, error) {
 	env := func(k string) string { return strings.TrimSpace(getenv(k)) }
 	key := FirstNonEmpty(env(EnvAPIKey), env(providerKey))
 	if key == "" {
-		return Settings{}, fmt.Errorf("%w: set %s (or %s)", ErrNoKey, EnvAPIKey, providerKey)
+		return Settings{}, NoKey(providerKey)
 	}
 	return Settings{
 		BaseURL: FirstNonEmpty(baseURLFlag, env(EnvBaseURL), defaultBaseURL),

@@ -170,7 +170,7 @@ func (d *Directory) Disable(ctx context.Context, by Principal, name string) erro
 		return err
 	}
 	if _, err := d.st.DisablePrincipal(ctx, name); err != nil {
-		return fmt.Errorf("disable principal %s: %w", name, err)
+		return missing("disable principal", name, err)
 	}
 	d.forget(name)
 	return nil
@@ -191,7 +191,7 @@ func (d *Directory) Rotate(ctx context.Context, by Principal, name string) (stri
 		return "", err
 	}
 	if _, err := d.st.UpdatePrincipalSecret(ctx, name, hash); err != nil {
-		return "", fmt.Errorf("rotate principal %s: %w", name, err)
+		return "", missing("rotate principal", name, err)
 	}
 	d.forget(name)
 	return token, nil
@@ -282,4 +282,13 @@ func (d *Directory) forget(name string) {
 			delete(d.cache, k)
 		}
 	}
+}
+
+// missing says a principal the store does not hold is missing, and what
+// lists the ones there are; other errors are wrapped with op.
+func missing(op, name string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return &store.NotFoundError{What: "principal " + name, Reason: "no such principal", Fix: "cua users list"}
+	}
+	return fmt.Errorf("%s %s: %w", op, name, err)
 }

@@ -84,3 +84,31 @@ func (e *IdempotencyError) Is(target error) bool { return target == ErrIdempoten
 func invalid(what, field string) error {
 	return fmt.Errorf("%s: %s is required: %w", what, field, ErrInvalid)
 }
+
+// NotFoundError says which record is missing and what shows the ones
+// there are, in one line: "memberdesk.x@1.0.0: no such version in the
+// catalog (cua catalog list)". It matches [ErrNotFound].
+type NotFoundError struct {
+	// What names the record as the caller gave it ("memberdesk.x@1.0.0",
+	// "approval ap-1").
+	What string
+	// Reason says what is missing ("no such version in the catalog").
+	Reason string
+	// Fix is the command that lists what there is, or "".
+	Fix string
+	// Kind is another sentinel the error matches besides ErrNotFound (a
+	// package's own, such as the queue's), or nil.
+	Kind error
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Fix == "" {
+		return e.What + ": " + e.Reason
+	}
+	return fmt.Sprintf("%s: %s (%s)", e.What, e.Reason, e.Fix)
+}
+
+// Is reports whether target is [ErrNotFound] or e.Kind.
+func (e *NotFoundError) Is(target error) bool {
+	return target == ErrNotFound || (e.Kind != nil && target == e.Kind)
+}

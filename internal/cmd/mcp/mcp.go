@@ -132,7 +132,7 @@ func runMCP(ctx context.Context, o *mcpOptions) error {
 	if o.HTTP == "" {
 		return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(o.IO.In), Writer: nopCloser{o.IO.Out}})
 	}
-	fmt.Fprintf(o.IO.ErrOut, "cua mcp: streamable HTTP on http://%s, every request with Authorization: Bearer <principal token> (Ctrl-C stops)\n", ln.Addr())
+	fmt.Fprintf(o.IO.ErrOut, "cua mcp: MCP endpoint http://%s/ (streamable HTTP), every request with Authorization: Bearer <principal token> (Ctrl-C stops)\n", ln.Addr())
 	return srv.Serve(ctx, ln, directory{principal.NewDirectory(st, nil)})
 }
 

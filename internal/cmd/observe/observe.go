@@ -72,7 +72,7 @@ func NewCmdObserve(f *cmdutil.Factory, runF func(context.Context, *observeOption
 	fl.BoolVar(&opts.Exposure.Expose, "expose", false, "make the pages reachable beyond this machine through --public-url")
 	fl.StringVar(&opts.Exposure.PublicURL, "public-url", "", "https origin your edge forwards to --addr (with --expose)")
 	fl.BoolVar(&opts.Exposure.EdgeAuth, "edge-auth", false, "you secure --public-url at its edge (access proxy, tailnet, reverse proxy with auth)")
-	fl.BoolVar(&opts.Exposure.Safe, "safe", false, "serve only runs that pass `cua verify` (share_ready)")
+	fl.BoolVar(&opts.Exposure.Safe, "safe", false, "serve only runs that pass cua verify (share_ready)")
 	fl.StringVar(&opts.Evidence, "evidence", "", "serve the runs of this "+cmdutil.EvidenceUsage)
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values to look for and remove (mode 0600)")
 	return cmd

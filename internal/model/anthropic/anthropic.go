@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -81,13 +80,17 @@ type Model struct {
 
 var _ model.Model = (*Model)(nil)
 
+// hosted is what this adapter shares with the other hosted one.
+var hosted = model.Hosted{Provider: "anthropic", KeyVar: EnvAnthropicAPIKey, DefaultBaseURL: DefaultBaseURL,
+	DefaultModel: DefaultModel, DefaultMaxRetries: DefaultMaxRetries, DefaultTimeout: DefaultTimeout}
+
 // FromEnv builds a Config from the environment: the model is modelFlag,
 // else CUA_LLM_MODEL, else DefaultModel; the base URL is baseURLFlag, else
 // CUA_LLM_BASE_URL, else DefaultBaseURL; the key is CUA_LLM_API_KEY, else
 // ANTHROPIC_API_KEY. Without a key it returns an error wrapping
-// [model.ErrNoKey] that names the variables to set.
+// [model.ErrNoKey] that names ANTHROPIC_API_KEY (or CUA_LLM_API_KEY).
 func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config, error) {
-	set, err := model.SettingsFromEnv(getenv, EnvAnthropicAPIKey, modelFlag, baseURLFlag, DefaultModel, DefaultBaseURL)
+	set, err := hosted.FromEnv(getenv, modelFlag, baseURLFlag)
 	if err != nil {
 		return Config{}, err
 	}
@@ -98,27 +101,12 @@ func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config,
 // [model.ErrNoKey] when cfg has no key, and an error when the base URL is
 // not an absolute http(s) URL.
 func New(cfg Config) (*Model, error) {
-	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("anthropic: %w: set %s (or %s)", model.ErrNoKey, EnvAPIKey, EnvAnthropicAPIKey)
+	c, err := hosted.Resolve(model.Conn{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey,
+		HTTPClient: cfg.HTTPClient, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout})
+	if err != nil {
+		return nil, err
 	}
-	cfg.BaseURL = model.FirstNonEmpty(cfg.BaseURL, DefaultBaseURL)
-	cfg.Model = model.FirstNonEmpty(cfg.Model, DefaultModel)
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an absolute http(s) URL", cfg.BaseURL)
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	switch {
-	case cfg.MaxRetries == 0:
-		cfg.MaxRetries = DefaultMaxRetries
-	case cfg.MaxRetries < 0:
-		cfg.MaxRetries = 0
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.BaseURL, cfg.Model, cfg.HTTPClient, cfg.MaxRetries, cfg.Timeout = c.BaseURL, c.Model, c.HTTPClient, c.MaxRetries, c.Timeout
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
@@ -280,22 +268,7 @@ func stringList(v any) ([]string, bool) {
 // classify turns a failed call into the port's errors. parent is the
 // caller's context, callCtx the one bounded by the timeout.
 func (m *Model) classify(parent, callCtx context.Context, status int, err error, resp *http.Response) error {
-	detail := ""
-	if msg := errorMessage(err, resp); msg != "" {
-		detail = ": " + msg
-	}
-	switch {
-	case parent.Err() != nil:
-		return fmt.Errorf("anthropic: %w", parent.Err())
-	case callCtx.Err() != nil:
-		return fmt.Errorf("anthropic: %w: no answer within %s: %w", model.ErrUnavailable, m.cfg.Timeout, context.DeadlineExceeded)
-	case status == 0:
-		return fmt.Errorf("anthropic: %w: %v", model.ErrUnavailable, err)
-	case status < 400:
-		return fmt.Errorf("anthropic: %w: malformed answer: %v", model.ErrUnavailable, err)
-	default:
-		return model.HTTPFailure("anthropic", status, m.cfg.MaxRetries, strings.TrimPrefix(detail, ": "))
-	}
+	return hosted.Failure(parent, callCtx, m.cfg.Timeout, m.cfg.MaxRetries, status, err, errorMessage(err, resp))
 }
 
 // errorMessage returns the provider's error message: the SDK's parsed

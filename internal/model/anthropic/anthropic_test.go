@@ -177,7 +177,7 @@ func TestFromEnvMissingKey(t *testing.T) {
 	if !errors.Is(err, model.ErrNoKey) {
 		t.Fatalf("FromEnv = %v, want ErrNoKey", err)
 	}
-	if want := "no API key: set CUA_LLM_API_KEY (or ANTHROPIC_API_KEY)"; err.Error() != want {
+	if want := "no API key: set ANTHROPIC_API_KEY (or CUA_LLM_API_KEY, which every provider reads)"; err.Error() != want {
 		t.Errorf("message = %q, want %q", err.Error(), want)
 	}
 	if _, err := anthropic.New(anthropic.Config{}); !errors.Is(err, model.ErrNoKey) {

@@ -232,7 +232,8 @@ func TestMismatch(t *testing.T) {
 		want   string // in the error; empty means a match
 	}{
 		{"observation", func(r *model.Request) { r.Observation = strings.Replace(r.Observation, "Save", "Submit", 1) }, `observation differs at byte`},
-		{"goal", func(r *model.Request) { r.Goal += "!" }, "goal differs"},
+		{"goal", func(r *model.Request) { r.Goal += "!" }, "goal differs at byte"},
+		{"goal names the one that replays", func(r *model.Request) { r.Goal = "x" }, "(this cassette replays only --goal "},
 		{"system", func(r *model.Request) { r.System = "Be brief." }, "system differs at byte 0"},
 		{"context entry", func(r *model.Request) { r.Context = append(r.Context, "Notice: stuck") }, "context has 3 entries, recorded 2"},
 		{"context text", func(r *model.Request) { r.Context[0] = "Budget: step 3 of 20." }, "context[0] differs"},

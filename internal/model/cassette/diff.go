@@ -20,7 +20,10 @@ func describe(recorded, live request) string {
 	}
 	text("purpose", recorded.Purpose, live.Purpose)
 	text("system", recorded.System, live.System)
-	text("goal", recorded.Goal, live.Goal)
+	if recorded.Goal != live.Goal {
+		// The goal is the caller's, word for word: say which one replays.
+		diffs = append(diffs, fmt.Sprintf("goal %s (this cassette replays only --goal %q)", where(recorded.Goal, live.Goal), recorded.Goal))
+	}
 	if len(recorded.Context) != len(live.Context) {
 		diffs = append(diffs, fmt.Sprintf("context has %d entries, recorded %d", len(live.Context), len(recorded.Context)))
 	} else {

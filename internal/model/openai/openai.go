@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -79,13 +78,17 @@ type Model struct {
 
 var _ model.Model = (*Model)(nil)
 
+// hosted is what this adapter shares with the other hosted one.
+var hosted = model.Hosted{Provider: "openai", KeyVar: EnvOpenAIAPIKey, DefaultBaseURL: DefaultBaseURL,
+	DefaultModel: DefaultModel, DefaultMaxRetries: DefaultMaxRetries, DefaultTimeout: DefaultTimeout}
+
 // FromEnv builds a Config from the environment: the model is modelFlag,
 // else CUA_LLM_MODEL, else DefaultModel; the base URL is baseURLFlag, else
 // CUA_LLM_BASE_URL, else DefaultBaseURL; the key is CUA_LLM_API_KEY, else
 // OPENAI_API_KEY. Without a key it returns an error wrapping
-// [model.ErrNoKey] that names the variables to set.
+// [model.ErrNoKey] that names OPENAI_API_KEY (or CUA_LLM_API_KEY).
 func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config, error) {
-	set, err := model.SettingsFromEnv(getenv, EnvOpenAIAPIKey, modelFlag, baseURLFlag, DefaultModel, DefaultBaseURL)
+	set, err := hosted.FromEnv(getenv, modelFlag, baseURLFlag)
 	if err != nil {
 		return Config{}, err
 	}
@@ -96,27 +99,12 @@ func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config,
 // [model.ErrNoKey] when cfg has no key, and an error when the base URL is
 // not an absolute http(s) URL.
 func New(cfg Config) (*Model, error) {
-	if cfg.APIKey == "" {
-		return nil, fmt.Errorf("openai: %w: set %s (or %s)", model.ErrNoKey, EnvAPIKey, EnvOpenAIAPIKey)
+	c, err := hosted.Resolve(model.Conn{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey,
+		HTTPClient: cfg.HTTPClient, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout})
+	if err != nil {
+		return nil, err
 	}
-	cfg.BaseURL = model.FirstNonEmpty(cfg.BaseURL, DefaultBaseURL)
-	cfg.Model = model.FirstNonEmpty(cfg.Model, DefaultModel)
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai: base URL %q is not an absolute http(s) URL", cfg.BaseURL)
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
-	}
-	switch {
-	case cfg.MaxRetries == 0:
-		cfg.MaxRetries = DefaultMaxRetries
-	case cfg.MaxRetries < 0:
-		cfg.MaxRetries = 0
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.BaseURL, cfg.Model, cfg.HTTPClient, cfg.MaxRetries, cfg.Timeout = c.BaseURL, c.Model, c.HTTPClient, c.MaxRetries, c.Timeout
 	// The service is built from explicit options only: openai.NewClient
 	// would also apply OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_CUSTOM_HEADERS
 	// and the like from the process environment.
@@ -295,22 +283,7 @@ func (m *Model) classify(parent, callCtx context.Context, status int, err error)
 	if errors.As(err, &ce) {
 		message = ce.message
 	}
-	detail := ""
-	if message != "" {
-		detail = ": " + message
-	}
-	switch {
-	case parent.Err() != nil:
-		return fmt.Errorf("openai: %w", parent.Err())
-	case callCtx.Err() != nil:
-		return fmt.Errorf("openai: %w: no answer within %s: %w", model.ErrUnavailable, m.cfg.Timeout, context.DeadlineExceeded)
-	case status == 0:
-		return fmt.Errorf("openai: %w: %v", model.ErrUnavailable, errors.Unwrap(err))
-	case status == http.StatusOK:
-		return fmt.Errorf("openai: %w: malformed answer: %v", model.ErrUnavailable, errors.Unwrap(err))
-	default:
-		return model.HTTPFailure("openai", status, m.cfg.MaxRetries, strings.TrimPrefix(detail, ": "))
-	}
+	return hosted.Failure(parent, callCtx, m.cfg.Timeout, m.cfg.MaxRetries, status, errors.Unwrap(err), message)
 }
 
 // errorMessage returns the provider's error message: the SDK's parsed

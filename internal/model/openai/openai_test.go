@@ -158,7 +158,7 @@ func TestNew(t *testing.T) {
 		wantErr string
 		noKey   bool
 	}{
-		{"no key", openai.Config{}, "set CUA_LLM_API_KEY (or OPENAI_API_KEY)", true},
+		{"no key", openai.Config{}, "set OPENAI_API_KEY (or CUA_LLM_API_KEY, which every provider reads)", true},
 		{"relative URL", openai.Config{APIKey: "k", BaseURL: "localhost:8080/v1"}, "not an absolute http(s) URL", false},
 		{"defaults", openai.Config{APIKey: "k"}, "", false},
 	}
@@ -244,7 +244,7 @@ func TestFromEnvMissingKey(t *testing.T) {
 	if !errors.Is(err, model.ErrNoKey) {
 		t.Fatalf("FromEnv = %v, want ErrNoKey", err)
 	}
-	if want := "no API key: set CUA_LLM_API_KEY (or OPENAI_API_KEY)"; err.Error() != want {
+	if want := "no API key: set OPENAI_API_KEY (or CUA_LLM_API_KEY, which every provider reads)"; err.Error() != want {
 		t.Errorf("message = %q, want %q", err.Error(), want)
 	}
 }
