@@ -61,6 +61,10 @@ type Params struct {
 	LibraryDir string
 	// Eval replays the sealed capability once it is written.
 	Eval bool
+	// BeforeEval, when set, is called with the sealed capability just
+	// before its eval replay starts (discover warns there when it has
+	// irreversible steps).
+	BeforeEval func(*capability.Loaded)
 	// NewRunID names the eval run (default [NewRunID]).
 	NewRunID func() string
 }
@@ -124,6 +128,9 @@ func Run(ctx context.Context, p Params) (*Result, error) {
 	out.EvalInputs = map[string]string{}
 	for literal, name := range res.Trace.Inputs {
 		out.EvalInputs[name] = literal
+	}
+	if p.BeforeEval != nil {
+		p.BeforeEval(loaded)
 	}
 	out.Eval, err = eval(ctx, p, loaded, out.EvalInputs)
 	return out, err

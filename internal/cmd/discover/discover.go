@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cuahq/cua/internal/agent"
+	"github.com/cuahq/cua/internal/capability"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/launch"
@@ -167,6 +168,11 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 	l := launch.New(lo)
 	defer l.Close()
 	p.Agent, p.Open = a, l.Open
+	p.BeforeEval = func(l *capability.Loaded) {
+		if w := report.EvalWarning(l.Capability, a.BaseURL); w != "" {
+			fmt.Fprintln(o.IO.ErrOut, w)
+		}
+	}
 	out, err := pipeline.Run(ctx, p)
 	if err != nil {
 		return err
