@@ -12,15 +12,30 @@ import (
 type axTree struct {
 	loader cdp.LoaderID
 	gen    uint64
-	dom    uint64
+	dom    domKey
 	sig    uint64
 	nodes  []*accessibility.Node
 }
 
+// domKey is the part of a frame's state that its target's events count.
+// A frame whose change observer runs (an isolated world the tracker
+// knows) counts its own DOM mutations, input and focus moves in its frame
+// generation, and its DOMSnapshot signature covers the rest of its
+// document, so only its target's media-query changes (a restyle no
+// mutation announces) are counted here: exact is true and n is the
+// target's style generation. A frame without a known world falls back to
+// every DOM event of its target (n is the target's DOM generation), as
+// before frame-exact invalidation: a change in any frame of the target
+// refetches it.
+type domKey struct {
+	exact bool
+	n     uint64
+}
+
 // fresh reports whether the tree still describes a frame whose document is
-// loader, whose frame and DOM generations are gen and dom, and whose DOM
-// snapshot signature is sig.
-func (t *axTree) fresh(loader cdp.LoaderID, gen, dom, sig uint64) bool {
+// loader, whose frame generation is gen, whose target's counted DOM state
+// is dom, and whose DOM snapshot signature is sig.
+func (t *axTree) fresh(loader cdp.LoaderID, gen uint64, dom domKey, sig uint64) bool {
 	return t != nil && t.loader == loader && t.gen == gen && t.dom == dom && t.sig == sig
 }
 
@@ -41,10 +56,34 @@ type axCache struct {
 	mu     sync.Mutex
 	trees  map[cdp.FrameID]*axTree
 	owners map[cdp.FrameID]ownerBox
+	// fetches counts the Accessibility.getFullAXTree calls per frame
+	// (tests and diagnostics); it outlives the frame's tree.
+	fetches map[cdp.FrameID]int
 }
 
 func newAXCache() *axCache {
-	return &axCache{trees: make(map[cdp.FrameID]*axTree), owners: make(map[cdp.FrameID]ownerBox)}
+	return &axCache{trees: make(map[cdp.FrameID]*axTree), owners: make(map[cdp.FrameID]ownerBox),
+		fetches: make(map[cdp.FrameID]int)}
+}
+
+// fetching counts one accessibility tree fetch of frame id.
+func (c *axCache) fetching(id cdp.FrameID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.fetches) >= maxFetchCounts {
+		clear(c.fetches)
+	}
+	c.fetches[id]++
+}
+
+// maxFetchCounts bounds the frames whose fetches axCache counts.
+const maxFetchCounts = 1024
+
+// fetchCount returns how many times frame id's tree was fetched.
+func (c *axCache) fetchCount(id cdp.FrameID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fetches[id]
 }
 
 // ownerDelta returns the cached owner box offset of frame id, when it was

@@ -9,21 +9,27 @@ import (
 
 func TestAXTreeFresh(t *testing.T) {
 	t.Parallel()
-	tree := &axTree{loader: "L1", gen: 3, dom: 5, sig: 7}
+	tree := &axTree{loader: "L1", gen: 3, dom: domKey{n: 5}, sig: 7}
+	exact := &axTree{loader: "L1", gen: 3, dom: domKey{exact: true, n: 5}, sig: 7}
 	tests := []struct {
-		name     string
-		tree     *axTree
-		loader   cdp.LoaderID
-		gen, dom uint64
-		sig      uint64
-		want     bool
+		name   string
+		tree   *axTree
+		loader cdp.LoaderID
+		gen    uint64
+		dom    domKey
+		sig    uint64
+		want   bool
 	}{
-		{name: "same state", tree: tree, loader: "L1", gen: 3, dom: 5, sig: 7, want: true},
-		{name: "no tree", loader: "L1", gen: 3, dom: 5, sig: 7},
-		{name: "new document", tree: tree, loader: "L2", gen: 3, dom: 5, sig: 7},
-		{name: "frame changed", tree: tree, loader: "L1", gen: 4, dom: 5, sig: 7},
-		{name: "target DOM changed", tree: tree, loader: "L1", gen: 3, dom: 6, sig: 7},
-		{name: "silent change in the DOM snapshot", tree: tree, loader: "L1", gen: 3, dom: 5, sig: 8},
+		{name: "same state", tree: tree, loader: "L1", gen: 3, dom: domKey{n: 5}, sig: 7, want: true},
+		{name: "no tree", loader: "L1", gen: 3, dom: domKey{n: 5}, sig: 7},
+		{name: "new document", tree: tree, loader: "L2", gen: 3, dom: domKey{n: 5}, sig: 7},
+		{name: "frame changed", tree: tree, loader: "L1", gen: 4, dom: domKey{n: 5}, sig: 7},
+		{name: "target DOM changed", tree: tree, loader: "L1", gen: 3, dom: domKey{n: 6}, sig: 7},
+		{name: "silent change in the DOM snapshot", tree: tree, loader: "L1", gen: 3, dom: domKey{n: 5}, sig: 8},
+		{name: "frame-exact, same state", tree: exact, loader: "L1", gen: 3, dom: domKey{exact: true, n: 5}, sig: 7, want: true},
+		{name: "frame-exact, target restyled", tree: exact, loader: "L1", gen: 3, dom: domKey{exact: true, n: 6}, sig: 7},
+		{name: "frame-exact tree, frame lost its observer", tree: exact, loader: "L1", gen: 3, dom: domKey{n: 5}, sig: 7},
+		{name: "target-wide tree, frame gained its observer", tree: tree, loader: "L1", gen: 3, dom: domKey{exact: true, n: 5}, sig: 7},
 	}
 	for _, tt := range tests {
 		if got := tt.tree.fresh(tt.loader, tt.gen, tt.dom, tt.sig); got != tt.want {

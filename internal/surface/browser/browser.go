@@ -19,12 +19,17 @@
 // name attribute, else its id). perception.Normalize cleans the result; no
 // package outside this one ever sees a Chromium role name.
 //
-// A frame's accessibility tree is cached and fetched again only when the
+// A frame's accessibility tree is cached and fetched again only when that
 // frame changed: a change counter per frame is bumped by navigation and
-// lifecycle events, DOM events, and a MutationObserver that an isolated world
-// (invisible to the page) runs in every document; the cache is also dropped
-// when the document's DOMSnapshot signature (nodes, attributes, form values,
-// layout membership) differs.
+// lifecycle events and by a MutationObserver (and input and focus
+// listeners) that an isolated world (invisible to the page) runs in every
+// document; the cache is also dropped when the document's DOMSnapshot
+// signature (nodes, attributes, form values, layout membership) differs,
+// or when a media query of its target flips. Invalidation is frame-exact:
+// a content frame's navigation or DOM change refetches that frame's tree
+// only, never its siblings' or its parent's (axcache.go); a frame whose
+// observer is not running yet falls back to every DOM event of its
+// target.
 //
 // # Actions
 //

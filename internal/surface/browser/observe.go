@@ -141,8 +141,10 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 			oops = append(oops, o)
 		}
 	}
-	gens := maps.Clone(s.tr.frameGen)
-	doms := maps.Clone(s.tr.domGen)
+	counts := targetCounts{
+		gens: maps.Clone(s.tr.frameGen), doms: maps.Clone(s.tr.domGen),
+		styles: maps.Clone(s.tr.styleGen), worlds: maps.Clone(s.tr.frameCtx),
+	}
 	nd := s.tr.noDialog
 	s.tr.mu.Unlock()
 
@@ -154,7 +156,7 @@ func (s *Session) capture(ctx context.Context) (*domain.UiSnapshot, error) {
 		return nil, errors.New("page has no frame tree")
 	}
 	g := buildFrameGraph(s.page, data, oops, s.frameOwner(ctx), s.log)
-	fresh, topErr := s.readAX(ctx, g, gens, doms)
+	fresh, topErr := s.readAX(ctx, g, counts)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -322,10 +324,30 @@ func (g *frameGraph) name(owners map[cdp.FrameID]cdp.BackendNodeID) {
 	}
 }
 
+// targetCounts is the tracker's counts a capture began with: frame
+// generations, each target's DOM and style generations, and the isolated
+// world of each frame's change observer.
+type targetCounts struct {
+	gens   map[cdp.FrameID]uint64
+	doms   map[*tsession]uint64
+	styles map[*tsession]uint64
+	worlds map[cdp.FrameID]worldKey
+}
+
+// domKey returns what of f's target's events a cached tree of f depends
+// on (see domKey): frame-exact when f's change observer runs in f's
+// target, so a change in one frame refetches that frame only.
+func (c targetCounts) domKey(f *frameRec) domKey {
+	if w, ok := c.worlds[f.id]; ok && w.ts == f.ts {
+		return domKey{exact: true, n: c.styles[f.ts]}
+	}
+	return domKey{n: c.doms[f.ts]}
+}
+
 // readAX reads owner box deltas and the accessibility trees that changed,
 // in parallel (phase 3). It returns the trees it fetched, to be cached, and
 // the error of the top frame's tree.
-func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameID]uint64, doms map[*tsession]uint64) (map[cdp.FrameID]*axTree, error) {
+func (s *Session) readAX(ctx context.Context, g *frameGraph, counts targetCounts) (map[cdp.FrameID]*axTree, error) {
 	cached := s.ax.lookup(g.order)
 	fresh := make(map[cdp.FrameID]*axTree)
 	var fmu sync.Mutex
@@ -339,10 +361,12 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 		if f.doc != nil {
 			sig = f.doc.sig
 		}
-		if c := cached[f.id]; c.fresh(f.loader, gens[f.id], doms[f.ts], sig) {
+		gen, dom := counts.gens[f.id], counts.domKey(f)
+		if c := cached[f.id]; c.fresh(f.loader, gen, dom, sig) {
 			f.nodes = c.nodes
 			continue
 		}
+		s.ax.fetching(f.id)
 		wg.Go(func() {
 			res, err := call(ctx, s, f.ts, accessibility.GetFullAXTree, accessibility.GetFullAXTreeParams{FrameID: f.id})
 			if err != nil {
@@ -356,7 +380,7 @@ func (s *Session) readAX(ctx context.Context, g *frameGraph, gens map[cdp.FrameI
 			}
 			f.nodes = res.Nodes
 			fmu.Lock()
-			fresh[f.id] = &axTree{loader: f.loader, gen: gens[f.id], dom: doms[f.ts], sig: sig, nodes: res.Nodes}
+			fresh[f.id] = &axTree{loader: f.loader, gen: gen, dom: dom, sig: sig, nodes: res.Nodes}
 			fmu.Unlock()
 		})
 	}
@@ -896,6 +920,7 @@ func (s *Session) syncOOPIFs(ctx context.Context) {
 			}
 			delete(s.tr.oopifs, id)
 			delete(s.tr.domGen, o.ts)
+			delete(s.tr.styleGen, o.ts)
 		case o.ts == nil && !o.failed:
 			attach = append(attach, o)
 		}

@@ -38,7 +38,8 @@ type tracker struct {
 	seq      uint64        // observations
 	obs      map[uint64]uint64
 	frameGen map[cdp.FrameID]uint64
-	domGen   map[*tsession]uint64
+	domGen   map[*tsession]uint64 // every DOM event of the target
+	styleGen map[*tsession]uint64 // media-query changes of the target
 	worlds   map[worldKey]cdp.FrameID
 	frameCtx map[cdp.FrameID]worldKey // isolated world per frame
 	status   map[cdp.FrameID]docStatus
@@ -71,6 +72,7 @@ func newTracker(page *tsession, kill func(error)) *tracker {
 		obs:        make(map[uint64]uint64),
 		frameGen:   make(map[cdp.FrameID]uint64),
 		domGen:     make(map[*tsession]uint64),
+		styleGen:   make(map[*tsession]uint64),
 		worlds:     make(map[worldKey]cdp.FrameID),
 		frameCtx:   make(map[cdp.FrameID]worldKey),
 		status:     make(map[cdp.FrameID]docStatus),
@@ -252,13 +254,20 @@ func (t *tracker) onDialog(ts *tsession, ev any) bool {
 	return true
 }
 
-// onDOM counts the DOM changes of each target. t.mu is held.
+// onDOM counts the DOM changes of each target; a media-query change also
+// counts in the target's style generation (a restyle of every frame of
+// it that no mutation announces). t.mu is held.
 func (t *tracker) onDOM(ts *tsession, ev any) bool {
 	switch ev.(type) {
+	case *css.EventMediaQueryResultChanged:
+		t.styleGen[ts]++
+		t.domGen[ts]++
+		t.changed()
+		return true
 	case *dom.EventDocumentUpdated, *dom.EventChildNodeInserted, *dom.EventChildNodeRemoved,
 		*dom.EventAttributeModified, *dom.EventAttributeRemoved, *dom.EventCharacterDataModified,
 		*dom.EventChildNodeCountUpdated, *dom.EventShadowRootPushed, *dom.EventShadowRootPopped,
-		*dom.EventPseudoElementAdded, *dom.EventPseudoElementRemoved, *css.EventMediaQueryResultChanged:
+		*dom.EventPseudoElementAdded, *dom.EventPseudoElementRemoved:
 		t.domGen[ts]++
 		t.changed()
 		return true
