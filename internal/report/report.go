@@ -22,30 +22,59 @@ import (
 	"github.com/cuahq/cua/internal/pipeline"
 )
 
+// Facts writes what a run ended with, one indented line each: effects
+// first (invariant 13), outcome, failure and outputs by name. Summary and
+// cua submit --wait print a run's result through it.
+func Facts(w io.Writer, eff *domain.Effects, outcome string, code domain.FailureCode, message string, outputs map[string]any) {
+	if eff != nil {
+		for _, se := range eff.Steps {
+			fmt.Fprintf(w, "  effect       %s (%s): %s\n", se.Step, se.Risk, se.Effect)
+		}
+	}
+	if outcome != "" {
+		fmt.Fprintf(w, "  outcome      %s\n", outcome)
+	}
+	if code != "" {
+		fmt.Fprintf(w, "  failure      %s: %s\n", code, message)
+	}
+	keys := make([]string, 0, len(outputs))
+	for k := range outputs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  output       %s = %v\n", k, outputs[k])
+	}
+}
+
+// drift says what the drift score means: the share of resolved targets
+// found on a weaker rung than the one recorded (the screen differs from
+// the recording; every step's checks still held on a SUCCESS).
+func drift(rec *domain.RunRecord) string {
+	if rec.DriftScore == 0 {
+		return "0.00 (every target found on its recorded rung)"
+	}
+	resolved, drifted := 0, 0
+	for _, st := range rec.Steps {
+		if st.Strategy != "" {
+			resolved++
+		}
+		if st.Drifted {
+			drifted++
+		}
+	}
+	if resolved == 0 || drifted == 0 {
+		return fmt.Sprintf("%.2f of the targets found on a weaker rung than recorded (see rungs)", rec.DriftScore)
+	}
+	return fmt.Sprintf("%.2f (%d of %d targets found on a weaker rung than recorded; see rungs)", rec.DriftScore, drifted, resolved)
+}
+
 // Summary writes rec as a status line and one indented line per fact:
 // effects first (invariant 13), outcome, failure, outputs by name, steps,
 // rungs, drift, duration and run id.
 func Summary(w io.Writer, rec *domain.RunRecord) {
 	fmt.Fprintf(w, "%s  %s\n", rec.Status, rec.Capability)
-	if rec.Effects != nil {
-		for _, se := range rec.Effects.Steps {
-			fmt.Fprintf(w, "  effect       %s (%s): %s\n", se.Step, se.Risk, se.Effect)
-		}
-	}
-	if rec.Outcome != "" {
-		fmt.Fprintf(w, "  outcome      %s\n", rec.Outcome)
-	}
-	if rec.FailureCode != "" {
-		fmt.Fprintf(w, "  failure      %s: %s\n", rec.FailureCode, rec.Message)
-	}
-	keys := make([]string, 0, len(rec.Outputs))
-	for k := range rec.Outputs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  output       %s = %v\n", k, rec.Outputs[k])
-	}
+	Facts(w, rec.Effects, rec.Outcome, rec.FailureCode, rec.Message, rec.Outputs)
 	mix := make([]string, 0, len(rec.StrategyMix))
 	for s, n := range rec.StrategyMix {
 		mix = append(mix, fmt.Sprintf("%s×%d", s, n))
@@ -53,7 +82,7 @@ func Summary(w io.Writer, rec *domain.RunRecord) {
 	sort.Strings(mix)
 	fmt.Fprintf(w, "  steps        %d (dispatches %d, recoveries %d)\n", len(rec.Steps), rec.DispatchCount, rec.RecoveryAttempts)
 	fmt.Fprintf(w, "  rungs        %s\n", strings.Join(mix, " "))
-	fmt.Fprintf(w, "  drift        %.2f\n", rec.DriftScore)
+	fmt.Fprintf(w, "  drift        %s\n", drift(rec))
 	fmt.Fprintf(w, "  duration     %d ms\n", rec.DurationMS)
 	fmt.Fprintf(w, "  run          %s\n", rec.RunID)
 }

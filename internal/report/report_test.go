@@ -14,7 +14,7 @@ func TestSummary(t *testing.T) {
 	Summary(&b, &domain.RunRecord{Status: domain.StatusFailed, Capability: "x.y@1.0.0", FailureCode: domain.CodeInputInvalid, Message: "bad",
 		Outputs: map[string]any{"b": 2, "a": "1"}, StrategyMix: map[domain.Strategy]int{"semantic_exact": 2}, RunID: "r1"})
 	want := "FAILED  x.y@1.0.0\n  failure      INPUT_INVALID: bad\n  output       a = 1\n  output       b = 2\n" +
-		"  steps        0 (dispatches 0, recoveries 0)\n  rungs        semantic_exact×2\n  drift        0.00\n  duration     0 ms\n  run          r1\n"
+		"  steps        0 (dispatches 0, recoveries 0)\n  rungs        semantic_exact×2\n  drift        0.00 (every target found on its recorded rung)\n  duration     0 ms\n  run          r1\n"
 	if b.String() != want {
 		t.Errorf("Summary =\n%s\nwant\n%s", b.String(), want)
 	}

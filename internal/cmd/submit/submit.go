@@ -3,8 +3,7 @@ package submitcmd
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/launch"
+	"github.com/cuahq/cua/internal/report"
 )
 
 // SubmitOptions are the flags of `cua submit`.
@@ -119,8 +119,10 @@ func Run(ctx context.Context, o *SubmitOptions) error {
 	return err
 }
 
-// Print writes one line about a job, then its outputs one per line; a
-// submit that found its key's job says so ("already ran as run R at T").
+// Print writes one line about a job; once it ran, the run's result as cua
+// replay prints it (effects, outcome, failure, outputs, duration, run id),
+// one fact a line. A submit that found its key's job says so ("already
+// ran as run R at T").
 func Print(io *cmdutil.IOStreams, j *jobs.Job) error {
 	dup := ""
 	if j.Duplicate {
@@ -134,16 +136,12 @@ func Print(io *cmdutil.IOStreams, j *jobs.Job) error {
 		return err
 	}
 	r := j.Result
-	if _, err := fmt.Fprintf(io.Out, "job %d %s %s: %s %s%s run %s%s\n", j.ID, j.State, j.Args.Ref, r.Status, r.Outcome,
-		human(r), r.RunID, dup); err != nil {
-		return err
-	}
-	for _, name := range slices.Sorted(maps.Keys(r.Outputs)) {
-		if _, err := fmt.Fprintf(io.Out, "  %s: %v\n", name, r.Outputs[name]); err != nil {
-			return err
-		}
-	}
-	return nil
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %d %s %s: %s%s%s\n", j.ID, j.State, j.Args.Ref, r.Status, human(r), dup)
+	report.Facts(&b, r.Effects, r.Outcome, r.FailureCode, r.Message, r.Outputs)
+	fmt.Fprintf(&b, "  duration     %d ms\n  run          %s\n", r.DurationMS, r.RunID)
+	_, err := io.Out.Write([]byte(b.String()))
+	return err
 }
 
 func human(r *jobs.Result) string {
