@@ -133,9 +133,14 @@ var Rules = []Rule{
 	// The evidence store a fleet shares (--evidence file:// or s3://):
 	// publishing closed bundles and fetching them back, bounded.
 	{Pkg: evidence + "/evstore", MayImport: []string{evidence}},
-	// The port; store/sqlite, store/postgres and store/storetest inherit it
-	// plus store.
+	// The port; store/storetest inherits it plus store.
 	{Pkg: store, MayImport: []string{domain}},
+	// The SQL both adapters share: one implementation of the port over
+	// database/sql and a dialect per database. The adapters open their
+	// database and hand it to sqlstore; they never import each other.
+	{Pkg: store + "/sqlstore", MayImport: []string{domain, store}},
+	{Pkg: store + "/sqlite", MayImport: []string{domain, store, store + "/sqlstore"}},
+	{Pkg: store + "/postgres", MayImport: []string{domain, store, store + "/sqlstore"}},
 	// Principals: names, roles, token hashes and lockout over the store
 	// port (no adapter; the composition root opens one).
 	{Pkg: principal, MayImport: []string{domain, store}},

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cuahq/cua/internal/store"
+	"github.com/cuahq/cua/internal/store/sqlstore"
 )
 
 // TestOpenFromEmpty opens a new file in a missing directory twice and checks
@@ -15,7 +16,7 @@ func TestOpenFromEmpty(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "sub", "cua.db")
-	ms, err := store.Migrations(migrationFS, "migrations")
+	ms, err := sqlstore.Migrations(sqlstore.SQLite)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("embedded migrations: %d, %v", len(ms), err)
 	}

@@ -7,20 +7,20 @@ CREATE TABLE heal_proposals (
 	id            TEXT PRIMARY KEY,
 	capability_id TEXT NOT NULL,
 	state         TEXT NOT NULL,
-	created_at    TIMESTAMPTZ NOT NULL,
-	updated_at    TIMESTAMPTZ NOT NULL,
+	created_at    {{.Time}} NOT NULL,
+	updated_at    {{.Time}} NOT NULL,
 	doc           TEXT NOT NULL
 );
 CREATE INDEX heal_proposals_capability ON heal_proposals (capability_id, created_at);
 CREATE TABLE heal_transitions (
-	seq         BIGSERIAL PRIMARY KEY,
+	seq         {{.Serial}},
 	proposal_id TEXT NOT NULL REFERENCES heal_proposals (id),
-	at          TIMESTAMPTZ NOT NULL,
+	at          {{.Time}} NOT NULL,
 	doc         TEXT NOT NULL
 );
 CREATE INDEX heal_transitions_proposal ON heal_transitions (proposal_id, seq);
 CREATE TABLE heal_active (
 	capability_id TEXT PRIMARY KEY,
-	updated_at    TIMESTAMPTZ NOT NULL,
+	updated_at    {{.Time}} NOT NULL,
 	doc           TEXT NOT NULL
 );

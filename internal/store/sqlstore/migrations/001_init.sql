@@ -2,7 +2,7 @@
 -- every version points at it.
 CREATE TABLE capabilities (
 	id         TEXT PRIMARY KEY,
-	created_at INTEGER NOT NULL
+	created_at {{.Time}} NOT NULL
 );
 
 -- Immutable versions: one content hash per id@version (the primary key) and
@@ -13,8 +13,8 @@ CREATE TABLE capability_versions (
 	version       TEXT NOT NULL,
 	content_hash  TEXT NOT NULL UNIQUE,
 	status        TEXT NOT NULL CHECK (status IN ('draft', 'sealed')),
-	body          BLOB NOT NULL,
-	created_at    INTEGER NOT NULL,
+	body          {{.Blob}} NOT NULL,
+	created_at    {{.Time}} NOT NULL,
 	PRIMARY KEY (capability_id, version)
 );
 
@@ -28,14 +28,14 @@ CREATE TABLE approvals (
 	content_hash  TEXT NOT NULL,
 	approver      TEXT NOT NULL,
 	note          TEXT NOT NULL DEFAULT '',
-	created_at    INTEGER NOT NULL,
-	expires_at    INTEGER,
+	created_at    {{.Time}} NOT NULL,
+	expires_at    {{.Time}},
 	bounds        TEXT NOT NULL DEFAULT '{}',
-	once          INTEGER NOT NULL DEFAULT 0 CHECK (once IN (0, 1)),
+	once          {{call .Flag "once"}},
 	inputs        TEXT,
 	consumed_by   TEXT,
-	consumed_at   INTEGER,
-	revoked_at    INTEGER,
+	consumed_at   {{.Time}},
+	revoked_at    {{.Time}},
 	FOREIGN KEY (capability_id, version) REFERENCES capability_versions (capability_id, version)
 );
 CREATE INDEX approvals_version ON approvals (capability_id, version);
@@ -52,13 +52,13 @@ CREATE TABLE runs (
 	outcome                 TEXT NOT NULL DEFAULT '',
 	failure_code            TEXT NOT NULL DEFAULT '',
 	effects                 TEXT,
-	started_at              INTEGER NOT NULL,
-	ended_at                INTEGER,
+	started_at              {{.Time}} NOT NULL,
+	ended_at                {{.Time}},
 	evidence_path           TEXT NOT NULL DEFAULT '',
 	idempotency_key         TEXT NOT NULL DEFAULT '',
 	approval_id             TEXT NOT NULL DEFAULT '',
 	unauthorized_dispatches INTEGER NOT NULL DEFAULT 0,
-	eval                    INTEGER NOT NULL DEFAULT 0 CHECK (eval IN (0, 1))
+	eval                    {{call .Flag "eval"}}
 );
 CREATE INDEX runs_started ON runs (started_at);
 CREATE INDEX runs_capability ON runs (capability_id, started_at);
@@ -69,7 +69,7 @@ CREATE TABLE idempotency_keys (
 	capability_id TEXT NOT NULL,
 	key           TEXT NOT NULL,
 	run_id        TEXT NOT NULL REFERENCES runs (id),
-	created_at    INTEGER NOT NULL,
+	created_at    {{.Time}} NOT NULL,
 	PRIMARY KEY (capability_id, key)
 );
 
@@ -77,9 +77,9 @@ CREATE TABLE idempotency_keys (
 CREATE TABLE leases (
 	session_id TEXT PRIMARY KEY,
 	holder     TEXT NOT NULL,
-	epoch      INTEGER NOT NULL,
-	expires_at INTEGER NOT NULL,
-	updated_at INTEGER NOT NULL
+	epoch      {{.BigInt}} NOT NULL,
+	expires_at {{.Time}} NOT NULL,
+	updated_at {{.Time}} NOT NULL
 );
 
 -- The intervention queue: sessions handed to a human.
@@ -89,10 +89,10 @@ CREATE TABLE interventions (
 	run_id      TEXT NOT NULL DEFAULT '',
 	reason      TEXT NOT NULL,
 	status      TEXT NOT NULL CHECK (status IN ('open', 'claimed', 'resolved')),
-	created_at  INTEGER NOT NULL,
+	created_at  {{.Time}} NOT NULL,
 	claimed_by  TEXT NOT NULL DEFAULT '',
-	claimed_at  INTEGER,
-	resolved_at INTEGER,
+	claimed_at  {{.Time}},
+	resolved_at {{.Time}},
 	resolution  TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX interventions_status ON interventions (status, created_at);

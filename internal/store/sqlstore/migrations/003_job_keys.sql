@@ -5,10 +5,10 @@ CREATE TABLE job_keys (
 	capability_id TEXT NOT NULL,
 	key           TEXT NOT NULL,
 	inputs_digest TEXT NOT NULL,
-	job_id        BIGINT NOT NULL DEFAULT 0,
-	generation    BIGINT NOT NULL DEFAULT 0,
-	created_at    TIMESTAMPTZ NOT NULL,
-	released_at   TIMESTAMPTZ,
+	job_id        {{.BigInt}} NOT NULL DEFAULT 0,
+	generation    {{.BigInt}} NOT NULL DEFAULT 0,
+	created_at    {{.Time}} NOT NULL,
+	released_at   {{.Time}},
 	released_by   TEXT NOT NULL DEFAULT '',
 	PRIMARY KEY (capability_id, key)
 );

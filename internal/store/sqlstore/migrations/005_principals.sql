@@ -7,10 +7,10 @@ CREATE TABLE principals (
 	name            TEXT PRIMARY KEY,
 	role            TEXT NOT NULL,
 	secret_hash     TEXT NOT NULL,
-	created_at      INTEGER NOT NULL,
+	created_at      {{.Time}} NOT NULL,
 	created_by      TEXT NOT NULL,
-	disabled_at     INTEGER,
+	disabled_at     {{.Time}},
 	failed_sign_ins INTEGER NOT NULL DEFAULT 0,
-	locked_until    INTEGER
+	locked_until    {{.Time}}
 );
 ALTER TABLE approvals ADD COLUMN revoked_by TEXT NOT NULL DEFAULT '';
