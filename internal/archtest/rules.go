@@ -52,6 +52,7 @@ const (
 	catalog    = "internal/catalog"
 	hitl       = "internal/hitl"
 	console    = "internal/console"
+	record     = "internal/record"
 	observer   = "internal/observer"
 	codegen    = "internal/codegen"
 	receipt    = "internal/receipt"
@@ -156,6 +157,11 @@ var Rules = []Rule{
 	// replay, model, agent, store or adapter: the composition root wires
 	// those in through the console's own narrow interfaces.
 	{Pkg: console, MayImport: join(runtimeAndBelow, []string{hitl})},
+	// cua record: a demonstration in a console session compiled by the
+	// recorder, sealed and replayed (replay) at once. Runtime and below,
+	// hitl and the console it parks in; never agent or model (no model
+	// sees a recording).
+	{Pkg: record, MayImport: join(runtimeAndBelow, []string{hitl, console, recorder, replay})},
 	// DESIGN.md says "evidence, store". We add domain and redact, which
 	// evidence itself stands on: the run records the observer serves are
 	// domain types, and its exposure matrix may redact on the way out.

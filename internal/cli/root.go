@@ -16,6 +16,7 @@ import (
 	mockappcmd "github.com/cuahq/cua/internal/cmd/mockapp"
 	observecmd "github.com/cuahq/cua/internal/cmd/observe"
 	profilecmd "github.com/cuahq/cua/internal/cmd/profile"
+	recordcmd "github.com/cuahq/cua/internal/cmd/record"
 	replaycmd "github.com/cuahq/cua/internal/cmd/replay"
 	runscmd "github.com/cuahq/cua/internal/cmd/runs"
 	secretscmd "github.com/cuahq/cua/internal/cmd/secrets"
@@ -43,6 +44,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(replaycmd.NewCmdReplay(f, nil))
 	root.AddCommand(democmd.NewCmdDemo(f, nil))
 	root.AddCommand(discovercmd.NewCmdDiscover(f, nil))
+	root.AddCommand(recordcmd.NewCmdRecord(f, nil))
 	root.AddCommand(secretscmd.NewCmdSecrets(f))
 	root.AddCommand(catalogcmd.NewCmdCatalog(f))
 	root.AddCommand(runscmd.NewCmdRuns(f))

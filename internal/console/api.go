@@ -114,7 +114,11 @@ func (s *Server) signin(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 	http.SetCookie(w, s.cookie(sessionCookie, id))
 	s.cfg.Logger.InfoContext(ctx, "operator signed in", slog.String("principal", who.Name), slog.String("role", who.Role))
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	landing := s.cfg.Landing
+	if landing == "" {
+		landing = "/"
+	}
+	http.Redirect(w, r, landing, http.StatusSeeOther)
 }
 
 // list serves every waiting run of the queue. A relay lists only the

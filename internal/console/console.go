@@ -79,6 +79,11 @@ type Config struct {
 	// processes through their relays (see proxy.go); nil: only this
 	// process's.
 	Fronts *RelayClient
+	// OnGesture, when set, is told every gesture dispatched in a session
+	// of this process (see record.go); it must not call back into the
+	// console. Landing is where a sign-in lands; "/" when empty.
+	OnGesture func(ctx context.Context, g Gesture)
+	Landing   string
 }
 
 // Identity is a signed-in person as the console knows them: a verified
@@ -280,6 +285,7 @@ func (s *Server) Park(ctx context.Context, p runtime.Parked) error {
 	if err != nil {
 		return err
 	}
+	lv.onGesture = s.cfg.OnGesture
 	id := p.Waiting.SessionID
 	if p.Waiting.Relay == "" {
 		p.Waiting.Relay = s.relayURL()

@@ -40,6 +40,8 @@ type live struct {
 
 	castStop context.CancelFunc
 	closed   bool
+	// onGesture is Config.OnGesture (record.go).
+	onGesture func(ctx context.Context, g Gesture)
 }
 
 func newLive(p runtime.Parked) (*live, error) {
@@ -189,6 +191,10 @@ func (lv *live) act(ctx context.Context, operator string, in Input) (Outcome, er
 		return out, fmt.Errorf("%w: %v", errRefused, err)
 	}
 	out.Dispatched = true
+	if lv.onGesture != nil {
+		lv.onGesture(ctx, Gesture{Session: lv.p.Waiting.SessionID, Principal: operator, Input: in, Action: a, Before: snap,
+			Node: nodeIndex(snap, node), Risk: out.Risk})
+	}
 	if out.Risk.Rank() >= domain.RiskElevated.Rank() {
 		lv.effMu.Lock()
 		lv.effects = append(lv.effects, HumanEffect{Principal: operator, Role: node.Role, Name: lv.p.Run.Redactor.String(node.Name),

@@ -1,0 +1,6 @@
+package recordcmd
+
+import _ "embed"
+
+//go:embed record.txt
+var helpRecord string
