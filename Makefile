@@ -50,6 +50,10 @@ scan: ## Fail on key-shaped strings in the repository (cua secrets scan; fixture
 test: deps lint scan ## Vet, gofmt, secrets scan, and run every test with the race detector
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
+.PHONY: docs
+docs: ## Regenerate the CLI reference, docs/reference/cli (one page per command; a stale page fails make test)
+	$(GO) run ./cmd/clidoc
+
 .PHONY: validate
 validate: build ## Validate the reference capabilities
 	$(BIN) capability validate examples/capabilities/*.yaml

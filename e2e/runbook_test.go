@@ -18,7 +18,7 @@ import (
 )
 
 // runbook is the operations runbook whose commands TestRunbook runs.
-const runbook = "../docs/operations.md"
+const runbook = "../docs/how-to/operations.md"
 
 // runbookMark is the first line of a block TestRunbook executes.
 const runbookMark = "# runbook-test"
@@ -57,7 +57,7 @@ func runbookBlocks(t *testing.T, path string) []runbookBlock {
 	return out
 }
 
-// TestRunbook keeps docs/operations.md true. Every `cua` command line of
+// TestRunbook keeps docs/how-to/operations.md true. Every `cua` command line of
 // every sh block must name a real subcommand and only flags its --help
 // lists; the blocks marked "# runbook-test" then run in order, as one bash
 // script with the built binary first on PATH, against MemberDesk, a scratch

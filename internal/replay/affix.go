@@ -22,7 +22,7 @@ func affixName(n *domain.NameMatch, name string) bool {
 // narrows the text it read to the pattern's match. A step whose transform
 // picks the value out of the text itself ({regex} or {strip_prefix}) is
 // given the whole text: a name such as "^Name:" finds the node, and the
-// transform {regex: "Name: (.+)"} reads it, as docs/capability.md shows.
+// transform {regex: "Name: (.+)"} reads it, as docs/reference/capability.md shows.
 func narrowsByName(st *domain.Step) bool {
 	if st.Target == nil || st.Target.Name == nil || st.Target.Name.Match != domain.MatchRegex || st.Target.Name.Affix() {
 		return false

@@ -23,9 +23,9 @@ import (
 )
 
 // docsPage is the capability format's reference page.
-const docsPage = "../../docs/capability.md"
+const docsPage = "../../docs/reference/capability.md"
 
-// docExample is one ```yaml block of docs/capability.md.
+// docExample is one ```yaml block of docs/reference/capability.md.
 type docExample struct {
 	line int    // of the block's first line in the page
 	text string // dedented
@@ -93,7 +93,7 @@ func docKind(e docExample) string {
 	return "fragment"
 }
 
-// TestDocsExamples (issue 24 item 9) keeps docs/capability.md's examples
+// TestDocsExamples (issue 24 item 9) keeps docs/reference/capability.md's examples
 // true. Each complete capability marked "# replayed: TestDocsExamples/NAME"
 // runs in the subtest NAME on real Chromium against MemberDesk, once per
 // "# run:" line (inputs from each input's example unless the line sets
@@ -297,7 +297,7 @@ func checkVerbatim(t *testing.T, e docExample) {
 const docBase = `schema_version: 1
 id: docs.fragment
 version: 1.0.0
-title: A fragment of docs/capability.md
+title: A fragment of docs/reference/capability.md
 surface: web
 entrypoint: {url_pattern: "{base_url}/"}
 inputs:
