@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/cuahq/cua/internal/domain"
 )
 
 // CanonicalJSON returns the RFC 8785 (JSON Canonicalization Scheme) form of
@@ -402,7 +404,7 @@ func (c *canonicalizer) number() error {
 		break
 	}
 	text := string(c.in[start:c.pos])
-	if !validJSONNumber(text) {
+	if !domain.ValidJSONNumber(text) {
 		return c.errorf("bad number %q", text)
 	}
 	f, err := strconv.ParseFloat(text, 64)
@@ -415,48 +417,6 @@ func (c *canonicalizer) number() error {
 	}
 	c.out = append(c.out, s...)
 	return nil
-}
-
-// validJSONNumber reports whether s is a JSON number (RFC 8259 §6).
-func validJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // appendCanonicalString appends s as RFC 8785 §3.2.2.2 wants: '"' and '\\'

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cuahq/cua/internal/domain"
 )
 
 // Caps of [StableProgressKey].
@@ -488,51 +490,11 @@ func (e *keyEncoder) float(f float64, bits int) {
 // number writes a json.Number: its literal when it is a valid JSON number,
 // else a string.
 func (e *keyEncoder) number(s string) {
-	if validNumber(s) && len(s) <= ProgressMaxString {
+	if domain.ValidJSONNumber(s) && len(s) <= ProgressMaxString {
 		e.write(s)
 		return
 	}
 	e.writeString(s)
-}
-
-// validNumber reports whether s is a JSON number literal.
-func validNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(s) && s[i] == '0':
-		i++
-	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i >= len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	return i == len(s)
 }
 
 // byteString writes a []byte or [N]byte as a capped base64 string.
