@@ -52,6 +52,7 @@ const (
 	catalog    = "internal/catalog"
 	hitl       = "internal/hitl"
 	console    = "internal/console"
+	record     = "internal/record"
 	observer   = "internal/observer"
 	codegen    = "internal/codegen"
 	receipt    = "internal/receipt"
@@ -135,9 +136,14 @@ var Rules = []Rule{
 	// The evidence store a fleet shares (--evidence file:// or s3://):
 	// publishing closed bundles and fetching them back, bounded.
 	{Pkg: evidence + "/evstore", MayImport: []string{evidence}},
-	// The port; store/sqlite, store/postgres and store/storetest inherit it
-	// plus store.
+	// The port; store/storetest inherits it plus store.
 	{Pkg: store, MayImport: []string{domain}},
+	// The SQL both adapters share: one implementation of the port over
+	// database/sql and a dialect per database. The adapters open their
+	// database and hand it to sqlstore; they never import each other.
+	{Pkg: store + "/sqlstore", MayImport: []string{domain, store}},
+	{Pkg: store + "/sqlite", MayImport: []string{domain, store, store + "/sqlstore"}},
+	{Pkg: store + "/postgres", MayImport: []string{domain, store, store + "/sqlstore"}},
 	// Principals: names, roles, token hashes and lockout over the store
 	// port (no adapter; the composition root opens one).
 	{Pkg: principal, MayImport: []string{domain, store}},
@@ -153,6 +159,11 @@ var Rules = []Rule{
 	// replay, model, agent, store or adapter: the composition root wires
 	// those in through the console's own narrow interfaces.
 	{Pkg: console, MayImport: join(runtimeAndBelow, []string{hitl})},
+	// cua record: a demonstration in a console session compiled by the
+	// recorder, sealed and replayed (replay) at once. Runtime and below,
+	// hitl and the console it parks in; never agent or model (no model
+	// sees a recording).
+	{Pkg: record, MayImport: join(runtimeAndBelow, []string{hitl, console, recorder, replay})},
 	// DESIGN.md says "evidence, store". We add domain and redact, which
 	// evidence itself stands on: the run records the observer serves are
 	// domain types, and its exposure matrix may redact on the way out.
