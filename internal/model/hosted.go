@@ -23,17 +23,29 @@ type Hosted struct {
 	DefaultTimeout    time.Duration
 }
 
-// Conn is a hosted adapter's connection settings, before and after
-// [Hosted.Resolve].
+// Conn is a hosted adapter's configuration (openai.Config and
+// anthropic.Config are this type), before and after [Hosted.Resolve].
 type Conn struct {
-	BaseURL    string
-	Model      string
-	APIKey     string
+	// BaseURL is the API root, ending before the provider's endpoint
+	// ("/chat/completions", "/v1/messages"); empty means the default.
+	BaseURL string
+	// Model is the model id sent with each request; empty means the
+	// default.
+	Model string
+	// APIKey authenticates the requests. Required.
+	APIKey string
+	// HTTPClient makes the requests; nil means a new client with Go's
+	// default transport.
 	HTTPClient *http.Client
-	// MaxRetries: zero means the default, negative means never.
+	// MaxRetries is how many times the SDK retries a connection error, 408,
+	// 409, 429 or 5xx, with a short exponential backoff (or the server's
+	// Retry-After). Zero means the default; negative means never.
 	MaxRetries int
 	// Timeout bounds one call, retries included; zero means the default.
 	Timeout time.Duration
+	// MaxTokens caps the answer where the API requires a cap (anthropic);
+	// zero means the adapter's default. Others ignore it.
+	MaxTokens int
 }
 
 // NoKey is the error for a provider without a key: it wraps ErrNoKey and
@@ -42,10 +54,17 @@ func NoKey(keyVar string) error {
 	return fmt.Errorf("%w: set %s (or %s, which every provider reads)", ErrNoKey, keyVar, EnvAPIKey)
 }
 
-// FromEnv resolves the provider's settings from the environment (see
-// [SettingsFromEnv]).
-func (h Hosted) FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Settings, error) {
-	return SettingsFromEnv(getenv, h.KeyVar, modelFlag, baseURLFlag, h.DefaultModel, h.DefaultBaseURL)
+// FromEnv builds the provider's configuration from the environment: the
+// model is modelFlag, else CUA_LLM_MODEL, else the default; the base URL
+// is baseURLFlag, else CUA_LLM_BASE_URL, else the default; the key is
+// CUA_LLM_API_KEY, else the provider's own variable. Without a key it
+// returns [NoKey]'s error.
+func (h Hosted) FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Conn, error) {
+	set, err := SettingsFromEnv(getenv, h.KeyVar, modelFlag, baseURLFlag, h.DefaultModel, h.DefaultBaseURL)
+	if err != nil {
+		return Conn{}, err
+	}
+	return Conn{BaseURL: set.BaseURL, Model: set.Model, APIKey: set.APIKey}, nil
 }
 
 // Resolve applies the defaults to c. It returns an error wrapping

@@ -48,28 +48,9 @@ const (
 // ToolName is the one tool the model is made to call.
 const ToolName = "act"
 
-// Config configures a [Model].
-type Config struct {
-	// BaseURL is the API root, ending before "/v1/messages"; empty means
-	// DefaultBaseURL.
-	BaseURL string
-	// Model is the model id sent with each request; empty means DefaultModel.
-	Model string
-	// APIKey authenticates the requests. Required.
-	APIKey string
-	// HTTPClient makes the requests; nil means a new client with Go's
-	// default transport.
-	HTTPClient *http.Client
-	// MaxRetries is how many times the SDK retries a connection error, 408,
-	// 409, 429 or 5xx, with a short exponential backoff (or the server's
-	// Retry-After). Zero means DefaultMaxRetries; negative means never.
-	MaxRetries int
-	// Timeout bounds one Decide, retries included; zero means
-	// DefaultTimeout.
-	Timeout time.Duration
-	// MaxTokens caps the answer; zero means DefaultMaxTokens.
-	MaxTokens int
-}
+// Config configures a [Model]: BaseURL ends before "/v1/messages", the key
+// is sent as the API wants it, and the defaults are this package's.
+type Config = model.Conn
 
 // Model answers requests through the Messages API. It is safe for
 // concurrent use.
@@ -90,23 +71,17 @@ var hosted = model.Hosted{Provider: "anthropic", KeyVar: EnvAnthropicAPIKey, Def
 // ANTHROPIC_API_KEY. Without a key it returns an error wrapping
 // [model.ErrNoKey] that names ANTHROPIC_API_KEY (or CUA_LLM_API_KEY).
 func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config, error) {
-	set, err := hosted.FromEnv(getenv, modelFlag, baseURLFlag)
-	if err != nil {
-		return Config{}, err
-	}
-	return Config{BaseURL: set.BaseURL, Model: set.Model, APIKey: set.APIKey}, nil
+	return hosted.FromEnv(getenv, modelFlag, baseURLFlag)
 }
 
 // New returns a Model for cfg. It returns an error wrapping
 // [model.ErrNoKey] when cfg has no key, and an error when the base URL is
 // not an absolute http(s) URL.
 func New(cfg Config) (*Model, error) {
-	c, err := hosted.Resolve(model.Conn{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey,
-		HTTPClient: cfg.HTTPClient, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout})
+	cfg, err := hosted.Resolve(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.Model, cfg.HTTPClient, cfg.MaxRetries, cfg.Timeout = c.BaseURL, c.Model, c.HTTPClient, c.MaxRetries, c.Timeout
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}

@@ -45,26 +45,9 @@ const (
 	EnvOpenAIAPIKey = "OPENAI_API_KEY"
 )
 
-// Config configures a [Model].
-type Config struct {
-	// BaseURL is the API root, ending before "/chat/completions";
-	// empty means DefaultBaseURL.
-	BaseURL string
-	// Model is the model id sent with each request; empty means DefaultModel.
-	Model string
-	// APIKey is sent as "Authorization: Bearer …". Required.
-	APIKey string
-	// HTTPClient makes the requests; nil means a new client with Go's
-	// default transport.
-	HTTPClient *http.Client
-	// MaxRetries is how many times the SDK retries a connection error, 408,
-	// 409, 429 or 5xx, with a short exponential backoff (or the server's
-	// Retry-After). Zero means DefaultMaxRetries; negative means never.
-	MaxRetries int
-	// Timeout bounds one Decide, retries included; zero means
-	// DefaultTimeout.
-	Timeout time.Duration
-}
+// Config configures a [Model]: BaseURL ends before "/chat/completions", the key
+// is sent as the API wants it, and the defaults are this package's.
+type Config = model.Conn
 
 // Model answers requests through Chat Completions. It is safe for
 // concurrent use.
@@ -88,23 +71,17 @@ var hosted = model.Hosted{Provider: "openai", KeyVar: EnvOpenAIAPIKey, DefaultBa
 // OPENAI_API_KEY. Without a key it returns an error wrapping
 // [model.ErrNoKey] that names OPENAI_API_KEY (or CUA_LLM_API_KEY).
 func FromEnv(getenv func(string) string, modelFlag, baseURLFlag string) (Config, error) {
-	set, err := hosted.FromEnv(getenv, modelFlag, baseURLFlag)
-	if err != nil {
-		return Config{}, err
-	}
-	return Config{BaseURL: set.BaseURL, Model: set.Model, APIKey: set.APIKey}, nil
+	return hosted.FromEnv(getenv, modelFlag, baseURLFlag)
 }
 
 // New returns a Model for cfg. It returns an error wrapping
 // [model.ErrNoKey] when cfg has no key, and an error when the base URL is
 // not an absolute http(s) URL.
 func New(cfg Config) (*Model, error) {
-	c, err := hosted.Resolve(model.Conn{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey,
-		HTTPClient: cfg.HTTPClient, MaxRetries: cfg.MaxRetries, Timeout: cfg.Timeout})
+	cfg, err := hosted.Resolve(cfg)
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.Model, cfg.HTTPClient, cfg.MaxRetries, cfg.Timeout = c.BaseURL, c.Model, c.HTTPClient, c.MaxRetries, c.Timeout
 	// The service is built from explicit options only: openai.NewClient
 	// would also apply OPENAI_BASE_URL, OPENAI_ORG_ID, OPENAI_CUSTOM_HEADERS
 	// and the like from the process environment.
