@@ -91,7 +91,7 @@ func Migrations(d Dialect) ([]store.Migration, error) {
 func (s *DB) migrate(ctx context.Context) error {
 	ms, err := Migrations(*s.d)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.d.Name, err)
+		return err
 	}
 	for _, m := range ms {
 		err := s.write(ctx, "migrate", func(tx conn) error {
@@ -119,7 +119,7 @@ func (s *DB) migrate(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("%s: migration %03d_%s: %w", s.d.Name, m.Version, m.Name, err)
+			return fmt.Errorf("migration %03d_%s: %w", m.Version, m.Name, err)
 		}
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 // Dialect is what differs between the databases a [DB] runs on. Queries
 // and migrations are written once; a dialect fills in the rest.
 type Dialect struct {
-	// Name names the database in errors: "sqlite", "postgres".
+	// Name names the database: "sqlite", "postgres".
 	Name string
 	// Placeholder starts a numbered parameter: '$' for $1 (PostgreSQL),
 	// '?' for ?1 (SQLite). Queries are written with $1…$n and rebound.
