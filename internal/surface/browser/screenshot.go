@@ -81,14 +81,39 @@ func (s *Session) MaskedScreenshot(ctx context.Context, boxes []domain.Rect) ([]
 }
 
 // maskViewport paints boxes (page coordinates) black on the PNG of the
-// visual viewport vv and encodes the result. The image's pixels per CSS
-// pixel come from its size against the viewport's; when width and height
-// disagree (a scrollbar the viewport's client size leaves out), every box
-// is painted under both, so the true one is covered.
+// visual viewport vv and encodes the result (encodePNG). The image's
+// pixels per CSS pixel come from its size against the viewport's; when
+// width and height disagree (a scrollbar the viewport's client size
+// leaves out), every box is painted under both, so the true one is
+// covered. When no box touches the image (every one scrolled out of
+// view), the PNG is returned as it is, never decoded.
 func maskViewport(data []byte, boxes []domain.Rect, vv *page.VisualViewport) ([]byte, error) {
+	bounds, err := pngBounds(data)
+	if err != nil {
+		return nil, err
+	}
+	sx, sy := float64(bounds.Dx())/vv.ClientWidth, float64(bounds.Dy())/vv.ClientHeight
+	scales := []float64{sx}
+	if math.Abs(sx-sy) > 0.005*sx {
+		scales = append(scales, sy)
+	}
+	var rects []image.Rectangle
+	for _, b := range boxes {
+		for _, scale := range scales {
+			if r, ok := pixelRect(b, vv.PageX, vv.PageY, scale, bounds); ok {
+				rects = append(rects, r)
+			}
+		}
+	}
+	if len(rects) == 0 {
+		return data, nil
+	}
 	src, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
+	}
+	if src.Bounds() != bounds {
+		return nil, fmt.Errorf("decode: image is %v, its header said %v", src.Bounds(), bounds)
 	}
 	var img draw.Image
 	switch m := src.(type) {
@@ -101,26 +126,15 @@ func maskViewport(data []byte, boxes []domain.Rect, vv *page.VisualViewport) ([]
 		draw.Draw(nm, nm.Bounds(), src, src.Bounds().Min, draw.Src)
 		img = nm
 	}
-	bounds := img.Bounds()
-	sx, sy := float64(bounds.Dx())/vv.ClientWidth, float64(bounds.Dy())/vv.ClientHeight
-	scales := []float64{sx}
-	if math.Abs(sx-sy) > 0.005*sx {
-		scales = append(scales, sy)
-	}
 	black := image.NewUniform(color.NRGBA{A: 0xff})
-	for _, b := range boxes {
-		for _, scale := range scales {
-			if r, ok := pixelRect(b, vv.PageX, vv.PageY, scale, bounds); ok {
-				draw.Draw(img, r, black, image.Point{}, draw.Src)
-			}
-		}
+	for _, r := range rects {
+		draw.Draw(img, r, black, image.Point{}, draw.Src)
 	}
-	var buf bytes.Buffer
-	enc := png.Encoder{CompressionLevel: png.BestSpeed}
-	if err := enc.Encode(&buf, img); err != nil {
+	out, err := encodePNG(img)
+	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
-	return buf.Bytes(), nil
+	return out, nil
 }
 
 // pixelRect converts a page box to the image pixels it touches, clipped to
