@@ -39,8 +39,9 @@ type Options struct {
 	// inputs' examples and defaults.
 	Cases []Case
 	// FrameTitles maps a frame name of a scope ("content") to the title of
-	// the iframe that holds it ("Workspace"): the spec finds a frame by its
-	// iframe's title. A scope naming a frame without a title is refused.
+	// the iframe that holds it ("Workspace"): the spec finds that frame by
+	// its iframe's title. A frame without a title is found by the name the
+	// scope uses (the iframe's name attribute), in Playwright's frame tree.
 	FrameTitles map[string]string
 	// BaseURL is the spec's default for {base_url}; CUA_BASE_URL overrides
 	// it when the test runs. Default [DefaultBaseURL].
@@ -79,6 +80,7 @@ type gen struct {
 	frames  map[string]string // frame path → variable
 	fnames  []string          // frame paths in order of first use
 	fdecl   []string          // frame variable declarations
+	named   map[string]bool   // frame variables found by name, not title
 	dialogs bool
 	// loopAs is the element name of the for_each loop being written.
 	loopAs string
@@ -105,7 +107,7 @@ func Generate(l *capability.Loaded, opts Options) ([]byte, error) {
 	if opts.TimeoutMS <= 0 {
 		opts.TimeoutMS = DefaultTimeoutMS
 	}
-	g := &gen{opts: opts, root: c, c: c, frames: map[string]string{}}
+	g := &gen{opts: opts, root: c, c: c, frames: map[string]string{}, named: map[string]bool{}}
 	if c.Surface != domain.SurfaceWeb {
 		return nil, g.refuse("capability", "surface %q: a Playwright spec drives web pages only", c.Surface)
 	}
@@ -149,7 +151,7 @@ func (g *gen) header(b *bytes.Buffer, l *capability.Loaded, cases []Case, gs []G
 	b.WriteString("// It uses role, label, text and title locators only. Secrets and sensitive inputs are\n")
 	b.WriteString("// read from CUA_SECRET_* environment variables when the test runs.\n")
 	guardComment(b, gs)
-	b.WriteString("import { test, expect, type Dialog, type FrameLocator, type Locator, type Page } from '@playwright/test';\n\n")
+	b.WriteString("import { test, expect, type Dialog, type Frame, type FrameLocator, type Locator, type Page } from '@playwright/test';\n\n")
 	fmt.Fprintf(b, "const CAPABILITY = %s;\n", Str(c.Ref()))
 	fmt.Fprintf(b, "const CONTENT_HASH = %s;\n", Str(l.Hash))
 	fmt.Fprintf(b, "const TITLE = %s;\n", Str(c.Title))

@@ -319,7 +319,8 @@ func TestRefusals(t *testing.T) {
 		{name: "http status outcome", edit: func(c *domain.Capability) {
 			c.Outcomes[0].When = domain.Predicate{HTTPStatusIn: []int{404}}
 		}, wantWhere: "outcome member_not_found", wantIn: "http_status_in"},
-		{name: "frame without a title", opts: func(o *codegen.Options) { o.FrameTitles = map[string]string{"content": "Workspace"} }, wantWhere: "step open_search", wantIn: "--frame-title nav=TITLE"},
+		{name: "untitled frame inside a titled one", edit: func(c *domain.Capability) { c.Steps[0].Target.Scope.Frame = "nav/menu" },
+			wantWhere: "step open_search", wantIn: "--frame-title menu=TITLE"},
 		{name: "go regex flag", edit: func(c *domain.Capability) {
 			c.Steps[2].Target.Name = &domain.NameMatch{Value: "(?i)search", Match: domain.MatchRegex}
 		}, wantWhere: "step search", wantIn: "flags"},

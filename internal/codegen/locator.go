@@ -25,13 +25,22 @@ func (g *gen) scope(path string) string {
 	if !ok {
 		title, ok = g.opts.FrameTitles[name]
 	}
+	decl := fmt.Sprintf("frame(%s, %s)", parent, Str(title))
 	if !ok || title == "" {
-		return g.fail("frame %q has no iframe title to find it by (give one: --frame-title %s=TITLE)", path, name)
+		// No title given: the frame is found by the name the scope uses,
+		// which only a page or another frame found by name can look up.
+		if parent != "page" && !g.named[parent] {
+			return g.fail("frame %q is inside a frame found by its title; give it a title too (--frame-title %s=TITLE)", path, name)
+		}
+		decl = fmt.Sprintf("frameNamed(%s, %s)", parent, Str(name))
 	}
 	v := frameVar(name, len(g.fnames), g.frames)
 	g.frames[path] = v
 	g.fnames = append(g.fnames, path)
-	g.fdecl = append(g.fdecl, fmt.Sprintf("const %s = frame(%s, %s);", v, parent, Str(title)))
+	if strings.HasPrefix(decl, "frameNamed(") {
+		g.named[v] = true
+	}
+	g.fdecl = append(g.fdecl, fmt.Sprintf("const %s = %s;", v, decl))
 	return v
 }
 

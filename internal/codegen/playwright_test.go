@@ -290,15 +290,22 @@ func TestGeneratedSpecsRunGreen(t *testing.T) {
 		file  string
 		l     *capability.Loaded
 		cases []codegen.Case
+		named bool
 	}{
 		{file: "lookup.spec.ts", l: loadExample(t, "memberdesk.savings_balance"), cases: codegen.ReferenceCases},
+		// No frame titles: the frames are found by the names the scopes use.
+		{file: "named.spec.ts", l: loadExample(t, "memberdesk.savings_balance"), cases: codegen.ReferenceCases, named: true},
 		{file: "transfer.spec.ts", l: loadExample(t, "memberdesk.transfer_funds")},
 		{file: "signon.spec.ts", l: loadExample(t, "corebank.auth.sign_on")},
 		{file: "quick.spec.ts", l: loadExample(t, "memberdesk.savings_balance_quick")},
 		{file: "hostile.spec.ts", l: mustLoad(t, "testdata/hostile.yaml")},
 		{file: "shaped.spec.ts", l: mustLoad(t, "testdata/shaped.yaml")},
 	} {
-		spec, err := codegen.Generate(tc.l, codegen.Options{Cases: tc.cases, FrameTitles: codegen.MemberDeskFrames, BrowserArgs: args, Library: lib})
+		titles := codegen.MemberDeskFrames
+		if tc.named {
+			titles = nil
+		}
+		spec, err := codegen.Generate(tc.l, codegen.Options{Cases: tc.cases, FrameTitles: titles, BrowserArgs: args, Library: lib})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}

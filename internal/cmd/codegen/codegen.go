@@ -54,7 +54,7 @@ func NewCmdCodegen(f *cmdutil.Factory, runF func(context.Context, *codegenOption
 	fl.StringVarP(&opts.Out, "out", "o", "", "the spec file to write (FILE.spec.ts)")
 	fl.StringArrayVar(&opts.CaseFlags, "case", nil, "a case as NAME=VALUE,... with optional _name=TITLE and _expect=success|OUTCOME (repeatable)")
 	fl.StringVar(&opts.CasesFile, "cases", "", "JSON file of cases: [{\"name\", \"inputs\": {NAME: VALUE}, \"expect\"}]")
-	fl.StringArrayVar(&opts.FrameTitles, "frame-title", nil, "the iframe title of a frame a scope names, as NAME=TITLE (repeatable)")
+	fl.StringArrayVar(&opts.FrameTitles, "frame-title", nil, "find the frame a scope names by its iframe title instead of its name, as NAME=TITLE (repeatable)")
 	fl.StringVar(&opts.LibraryDir, "library", "", "directory of the capabilities its prerequisites name (default: its directory)")
 	fl.StringVar(&opts.Gen.BaseURL, "base-url", codegen.DefaultBaseURL, "the spec's default base URL of the application")
 	fl.StringVar(&opts.Gen.Browser, "browser", codegen.DefaultBrowser, "the Chromium executable the spec launches by default")

@@ -83,15 +83,17 @@ func TestCodegenFlags(t *testing.T) {
 	}
 }
 
-// TestCodegenWrites runs the command end to end: the spec is written, the
-// summary and the run hint are printed, and a refused step writes nothing.
+// TestCodegenWrites runs the command end to end with no --frame-title (the
+// frames are found by the names the capability's scopes use): the spec is
+// written, the summary and the run hint are printed, and a refused case
+// writes nothing.
 func TestCodegenWrites(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "lookup.spec.ts")
 	f, stdout, _ := cmdutil.TestFactory(nil)
 	cmd := NewCmdCodegen(f, nil)
-	cmd.SetArgs([]string{filepath.Join(examples, "memberdesk.savings_balance.yaml"), "--out", out, "--frame-title", "nav=Navigation", "--frame-title", "content=Workspace", "--case", "member_id=12345"})
+	cmd.SetArgs([]string{filepath.Join(examples, "memberdesk.savings_balance.yaml"), "--out", out, "--case", "member_id=12345"})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	if err := cmd.ExecuteContext(t.Context()); err != nil {
 		t.Fatal(err)
@@ -103,6 +105,9 @@ func TestCodegenWrites(t *testing.T) {
 	if !strings.Contains(string(spec), `getByRole("link", { name: "Member Search", exact: true })`) {
 		t.Errorf("spec lacks the role locator of open_search")
 	}
+	if !strings.Contains(string(spec), `const navFrame = frameNamed(page, "nav");`) {
+		t.Errorf("spec does not find the nav frame by its name")
+	}
 	if s := stdout.String(); !strings.Contains(s, "wrote "+out) || !strings.Contains(s, "run it with:") || !strings.Contains(s, "CUA_SECRET_COREBANK_PASSWORD=") {
 		t.Errorf("stdout %q", s)
 	}
@@ -110,10 +115,10 @@ func TestCodegenWrites(t *testing.T) {
 	refused := filepath.Join(dir, "refused.spec.ts")
 	f, _, _ = cmdutil.TestFactory(nil)
 	cmd = NewCmdCodegen(f, nil)
-	cmd.SetArgs([]string{filepath.Join(examples, "memberdesk.savings_balance.yaml"), "--out", refused, "--frame-title", "content=Workspace"})
+	cmd.SetArgs([]string{filepath.Join(examples, "memberdesk.savings_balance.yaml"), "--out", refused, "--case", "member_id=abc"})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
-	if err := cmd.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "step open_search") {
-		t.Fatalf("err %v, want a refusal naming step open_search", err)
+	if err := cmd.ExecuteContext(t.Context()); err == nil || !strings.Contains(err.Error(), "member_id") {
+		t.Fatalf("err %v, want a refusal naming member_id", err)
 	}
 	if _, err := os.Stat(refused); !os.IsNotExist(err) {
 		t.Errorf("a refused spec was written: %v", err)

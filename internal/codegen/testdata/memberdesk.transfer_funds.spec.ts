@@ -9,7 +9,7 @@
 //   step submit (irreversible, gated): the test stops before it, failing, unless CUA_RELEASE_GATE names submit and CUA_ALLOW_IRREVERSIBLE=1
 //   step confirm (irreversible): the test stops before it, failing, unless CUA_ALLOW_IRREVERSIBLE=1
 // To perform every step: CUA_RELEASE_GATE=submit CUA_ALLOW_IRREVERSIBLE=1 npx playwright test
-import { test, expect, type Dialog, type FrameLocator, type Locator, type Page } from '@playwright/test';
+import { test, expect, type Dialog, type Frame, type FrameLocator, type Locator, type Page } from '@playwright/test';
 
 const CAPABILITY = "memberdesk.transfer_funds@(the example's version)";
 const CONTENT_HASH = "sha256:(the example's content hash)";
@@ -149,6 +149,34 @@ function guard(name: string): void {
 // frame is the document of the iframe with this title.
 function frame(scope: Scope, title: string): FrameLocator {
   return scope.getByTitle(title, { exact: true }).contentFrame();
+}
+
+// namedFrames finds, for each scope frameNamed made, the frame it stands
+// for now.
+const namedFrames = new WeakMap<object, () => Frame | null>();
+
+// frameNamed is the document of the frame the capability's scope names by
+// its name (the iframe's name attribute), for a frame given no title. The
+// page loads its frames after the test starts, so the frame is looked up
+// by name among its parent's child frames each time a locator is made in
+// it; while it is not on the page, every locator made in it waits on a
+// test id that names the missing frame.
+function frameNamed(parent: Scope, name: string): FrameLocator {
+  const parentFrame = namedFrames.get(parent) ?? (() => (parent as Page).mainFrame());
+  const find = (): Frame | null => parentFrame()?.childFrames().find((f) => f.name() === name) ?? null;
+  const scope = new Proxy({}, {
+    get(_target, key) {
+      const f = find();
+      if (f === null) {
+        const root = (parent as Page).mainFrame?.() ?? parentFrame();
+        return () => root!.getByTestId('cua: frame ' + name + ' is not on the page');
+      }
+      const v = (f as unknown as Record<string | symbol, unknown>)[key];
+      return typeof v === 'function' ? v.bind(f) : v;
+    },
+  }) as FrameLocator;
+  namedFrames.set(scope, find);
+  return scope;
 }
 
 // rowOf is the innermost table row holding the label text.
