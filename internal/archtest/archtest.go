@@ -218,7 +218,7 @@ func (c *checker) checkPackage(p *goPackage) {
 	if inAny(p.rel, StdlibOnly) {
 		c.checkStdlibOnly(p)
 	}
-	if within(p.rel, ReplayTree) {
+	if inAny(p.rel, NoModelTrees) {
 		c.checkNoModel(p)
 	}
 	if within(p.rel, DomainTree) {

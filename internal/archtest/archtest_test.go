@@ -39,6 +39,8 @@ func TestViolatingFixture(t *testing.T) {
 		{"runtime imports model", "internal/runtime", RuleImport, "imports internal/model"},
 		{"replay reaches model through runtime", "internal/replay", RuleNoModel, "internal/replay -> internal/runtime -> internal/model"},
 		{"replay reaches an SDK through perception", "internal/replay", RuleNoModel, "internal/replay -> internal/perception -> github.com/openai/openai-go"},
+		{"heal imports model", "internal/heal", RuleImport, "imports internal/model"},
+		{"heal reaches model", "internal/heal", RuleNoModel, "internal/heal -> internal/model"},
 		{"replay dispatches", "internal/replay", RuleDispatch, "s.Dispatch at internal/replay/replay.go:15"},
 		{"adapter imports a sibling adapter", "internal/surface/sim", RuleImport, "imports internal/surface/browser"},
 		{"mockapp imports the module", "internal/mockapp", RuleImport, "imports internal/domain"},

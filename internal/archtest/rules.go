@@ -59,6 +59,7 @@ const (
 	mockapp    = "internal/mockapp"
 	pipeline   = "internal/pipeline"
 	jobs       = "internal/jobs"
+	heal       = "internal/heal"
 	server     = "internal/server"
 	demo       = "internal/demo"
 	launch     = "internal/launch"
@@ -181,6 +182,13 @@ var Rules = []Rule{
 	{Pkg: pipeline, MayImport: join(runtimeAndBelow, []string{model, agent, recorder, replay})},
 	// DESIGN.md says "replay, catalog, store, hitl"; plus what replay stands on.
 	{Pkg: jobs, MayImport: join(runtimeAndBelow, []string{replay, catalog, store, receipt})},
+	// Heal proposals (issue 29): a halted run's draft next version, its
+	// review, canary and rollback. It reads the halted screen with
+	// targeting, hands drafts to the catalog and runs the MemberDesk
+	// batteries through a runner it is given; it never reaches a model
+	// (rule no-model-in-heal, also transitively), so a heal is never a
+	// model's guess.
+	{Pkg: heal, MayImport: join(runtimeAndBelow, []string{replay, receipt, catalog, store, principal, mockapp}), MayNotImport: []string{model, agent}},
 	// The queue's runs wired to pipeline.Replay over launch's sessions, as
 	// `cua replay` runs them: part of the composition root for workers.
 	// `cua serve`'s HTTP API over the queue.
@@ -283,6 +291,11 @@ var StdlibOnly = []string{mockapp, statewire, archtest, explorer, fsx}
 
 // ReplayTree is the tree that must not reach a model (invariant 1).
 const ReplayTree = replay
+
+// NoModelTrees are the trees held to rule no-model-in-replay: replay
+// (invariant 1) and heal, whose proposals are deterministic rules over a
+// halted screen, never a model's guess (issue 29).
+var NoModelTrees = []string{ReplayTree, heal}
 
 // ModelTrees are the module trees replay must never depend on, even
 // transitively (invariant 1).

@@ -10,6 +10,7 @@ import (
 	consolecmd "github.com/cuahq/cua/internal/cmd/console"
 	democmd "github.com/cuahq/cua/internal/cmd/demo"
 	discovercmd "github.com/cuahq/cua/internal/cmd/discover"
+	healcmd "github.com/cuahq/cua/internal/cmd/heal"
 	interventionscmd "github.com/cuahq/cua/internal/cmd/interventions"
 	keyscmd "github.com/cuahq/cua/internal/cmd/keys"
 	mcpcmd "github.com/cuahq/cua/internal/cmd/mcp"
@@ -61,5 +62,6 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	root.AddCommand(batchcmd.NewCmdBatch(f, nil))
 	root.AddCommand(servecmd.NewCmdServe(f, nil))
 	root.AddCommand(userscmd.NewCmdUsers(f))
+	root.AddCommand(healcmd.NewCmdHeal(f))
 	return root
 }

@@ -237,6 +237,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			add(r)
 		}
 		add(e.codegenStage())
+		add(e.healStage(ctx))
 		if cfg.Bin != "" {
 			add(e.fleetStage(ctx))
 			add(e.takeoverStage(ctx))

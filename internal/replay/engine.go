@@ -69,6 +69,9 @@ type Options struct {
 	// [domain.Reentry]) instead of navigating to its entrypoint. A run on
 	// a cold session never reenters.
 	Warm bool
+	// Proposer, when set, is told about a top-level step halted on its
+	// target (heal.go); the run ends the same either way.
+	Proposer Proposer
 }
 
 // Run executes the capability and returns its record. The error is non-nil

@@ -306,6 +306,7 @@ func (r *run) steps(ctx context.Context, from int) *end {
 				continue
 			}
 			r.recordStep(ctx, res, started, e)
+			r.proposeHeal(ctx, st, v)
 			return e
 		}
 		keys[i] = pageKey(v.snap, st)

@@ -13,6 +13,7 @@ import (
 	"github.com/cuahq/cua/internal/cmd/console"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/heal"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
 	"github.com/cuahq/cua/internal/redact"
@@ -42,12 +43,14 @@ type replayOptions struct {
 	lib                       replay.Library       // the catalog, for a capability resolved from it
 	cat                       *catalog.Catalog     // set when the run is indexed
 	st                        store.Store
+	heal                      *heal.Service // proposals and the active version (heal.go)
+	active                    bool          // the run was asked for as ID@active
 }
 
 func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions) error) *cobra.Command {
 	opts := &replayOptions{IO: f.IO, Env: f.Getenv, Store: launch.StoreOptions{Getenv: f.Getenv}}
 	cmd := &cobra.Command{
-		Use:     "replay FILE|ID[@VERSION]",
+		Use:     "replay FILE|ID[@VERSION|@active]",
 		Short:   "Replay a sealed capability in Chromium, with no model in the loop",
 		Long:    cmdutil.Help(helpReplay, false),
 		Example: cmdutil.Help(helpReplay, true),
@@ -187,7 +190,11 @@ func (o *replayOptions) load(ctx context.Context) (l *capability.Loaded, err err
 		return capability.LoadContext(ctx, o.File)
 	}
 	o.lib, o.LibraryDir = o.cat.Library(ctx), "-"
-	l, _, err = o.cat.Resolve(ctx, o.File)
+	ref, err := o.resolveActive(ctx, o.File)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err = o.cat.Resolve(ctx, ref)
 	return l, err
 }
 
@@ -196,6 +203,9 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	if o.st != nil {
 		defer o.st.Close()
 		p.Gate = o.cat.Gate(o.Gate)
+		if o.heal != nil {
+			o.Run.Proposer = o.heal
+		}
 	}
 	red := redact.New()
 	r, lo, c := o.Run, o.Launch, o.Run.Capability.Capability
@@ -223,6 +233,9 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	p.Open, p.Run = l.Open, r
 	rec, err := pipeline.Replay(ctx, p)
 	if err != nil {
+		return err
+	}
+	if err := o.observeCanary(ctx, rec); err != nil {
 		return err
 	}
 	if o.JSON {

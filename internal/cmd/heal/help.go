@@ -1,0 +1,6 @@
+package healcmd
+
+import _ "embed"
+
+//go:embed heal.txt
+var helpHeal string
