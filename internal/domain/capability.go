@@ -76,8 +76,11 @@ type Capability struct {
 	Recovery      []RecoveryRule   `json:"recovery,omitempty"`
 	Escalation    Escalation       `json:"escalation"`
 	Policy        CapabilityPolicy `json:"policy"`
-	Provenance    *Provenance      `json:"provenance,omitempty"`
-	ContentHash   string           `json:"content_hash,omitempty"`
+	// Evidence is how many screenshots a run keeps (evidence.go); absent
+	// means decisive and is left out of the content hash.
+	Evidence    EvidenceLevel `json:"evidence,omitempty"`
+	Provenance  *Provenance   `json:"provenance,omitempty"`
+	ContentHash string        `json:"content_hash,omitempty"`
 }
 
 // Ref returns "id@version".

@@ -99,6 +99,9 @@ type RunStarted struct {
 	Inputs map[string]any `json:"inputs,omitempty"`
 	// Sensitive names the inputs whose values must not be written.
 	Sensitive []string `json:"-"`
+	// Evidence is the run's evidence level (none, decisive, full): the
+	// capability's, raised or lowered by the run's --evidence.
+	Evidence domain.EvidenceLevel `json:"evidence,omitempty"`
 }
 
 // RunRefused: a run was refused before its first dispatch: its failure
@@ -144,8 +147,26 @@ type StepFinished struct {
 	Risk       domain.Risk     `json:"risk,omitempty"`
 	Effect     domain.Effect   `json:"effect,omitempty"`
 	// Screenshot is the bundle-relative path of the masked PNG taken after
-	// the step acted (Bundle.WriteScreenshot), empty when none was taken.
+	// the step acted (Bundle.WriteScreenshot), empty when none was taken
+	// (the run's evidence level kept none for this step).
 	Screenshot string `json:"screenshot,omitempty"`
+	// ObservationSHA256 is the hex SHA-256 of the step's redacted
+	// observation (ObservationDigest): the screen the step left, digested
+	// whatever the evidence level; empty when the screen could not be
+	// read.
+	ObservationSHA256 string `json:"observation_sha256,omitempty"`
+	// Observation is a short redacted text summary of that screen: its
+	// headings and the nodes that appeared since the previous step's
+	// (ObservationSummary), at most MaxObservationSummary bytes.
+	Observation string `json:"observation,omitempty"`
+}
+
+// ScreenshotKept: a masked screenshot was written to the bundle, and
+// Reason (a Reason* constant) says why the run's evidence level kept it.
+// Every screenshot file a run writes has one.
+type ScreenshotKept struct {
+	Screenshot string `json:"screenshot"`
+	Reason     string `json:"reason"`
 }
 
 // ScreenshotAfter: the picture of the screen after an irreversible step
@@ -327,6 +348,7 @@ func (CapabilityStarted) EventType() string      { return "capability_started" }
 func (CapabilityFinished) EventType() string     { return "capability_finished" }
 func (StepFinished) EventType() string           { return "step_finished" }
 func (ScreenshotAfter) EventType() string        { return "screenshot_after" }
+func (ScreenshotKept) EventType() string         { return "screenshot_kept" }
 func (GateReached) EventType() string            { return "gate_reached" }
 func (Reanchored) EventType() string             { return "reanchored" }
 func (Reentered) EventType() string              { return "reentered" }
@@ -352,7 +374,7 @@ func Kinds() []Payload {
 	return []Payload{
 		ActionDispatched{}, DispatchFailed{}, DispatchRefused{}, TargetUnresolved{}, PolicyDenied{}, LandingRefused{},
 		RunStarted{}, RunRefused{}, InputRefused{}, RunFinished{}, CapabilityStarted{}, CapabilityFinished{},
-		StepFinished{}, ScreenshotAfter{}, GateReached{}, HumanDelta{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
+		StepFinished{}, ScreenshotAfter{}, ScreenshotKept{}, GateReached{}, HumanDelta{}, Reanchored{}, Reentered{}, ReentryDeclined{}, Recovery{}, RecoveryExhausted{}, ReloadRefused{}, ReloadAsGet{},
 		Extracted{}, DispatchExplained{}, DispatchFailedClassify{}, EffectLanded{}, EffectUnknown{}, EffectReadBack{},
 		ApprovalRequired{}, InvalidTurn{}, DiscoveryFinished{},
 	}

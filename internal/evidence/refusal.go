@@ -39,6 +39,9 @@ const (
 	CheckIrreversible = "irreversible_authorization"
 	// CheckSecrets: a secret the run needs is not in the worker's store.
 	CheckSecrets = "secrets"
+	// CheckEvidence: the run asked for an evidence level its capability
+	// does not allow (--evidence none for one that is not read-only).
+	CheckEvidence = "evidence"
 )
 
 // Refusal is a run refused before a surface opened, as its bundle tells

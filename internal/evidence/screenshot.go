@@ -17,7 +17,7 @@ import (
 const ScreenshotDir = "screenshots"
 
 var (
-	screenshotName = regexp.MustCompile(`^step-[0-9]{3,}(-before|-after)?\.png$`)
+	screenshotName = regexp.MustCompile(`^(step-[0-9]{3,}(-before|-after)?|park-[0-9]{3,}|final)\.png$`)
 	pngMagic       = []byte("\x89PNG\r\n\x1a\n")
 )
 
@@ -40,6 +40,47 @@ func BeforeScreenshotName(n int) string { return fmt.Sprintf("step-%03d-before.p
 // names.
 func AfterScreenshotName(n int) string { return fmt.Sprintf("step-%03d-after.png", n) }
 
+// ParkScreenshotName is the file name of the n-th screen (1-based) a run
+// parked on, handed to a person: park-001.png, park-002.png, …
+func ParkScreenshotName(n int) string { return fmt.Sprintf("park-%03d.png", n) }
+
+// FinalScreenshotName is the file name of the screen a run ended on: the
+// final screen of a run that ended SUCCESS, else the screen it halted or
+// failed on (its screenshot_kept event's reason says which).
+const FinalScreenshotName = "final.png"
+
+// Why a screenshot was kept: the reason of its screenshot_kept event.
+const (
+	// ReasonOutput: the screen an output of the run was read from.
+	ReasonOutput = "output"
+	// ReasonBeforeElevated: the screen an elevated or irreversible action
+	// was authorized on, just before it was sent.
+	ReasonBeforeElevated = "before_elevated"
+	// ReasonAfterElevated: the screen an elevated or irreversible step
+	// left (or, when it could not be painted, the first screen painted
+	// after it).
+	ReasonAfterElevated = "after_elevated"
+	// ReasonHalt: the screen a run stopped on for a person (NEEDS_HUMAN:
+	// a gate, an escalation).
+	ReasonHalt = "halt"
+	// ReasonPark: the screen a run parked on, handed to a person.
+	ReasonPark = "park"
+	// ReasonFailure: the screen a run ended FAILED (or otherwise not
+	// SUCCESS) on.
+	ReasonFailure = "failure"
+	// ReasonFinal: the screen a successful run ended on.
+	ReasonFinal = "final"
+	// ReasonFull: a step's screen kept only because the run's evidence
+	// level is full.
+	ReasonFull = "full"
+)
+
+// Reasons lists every screenshot reason, in the order a report gives
+// them.
+func Reasons() []string {
+	return []string{ReasonOutput, ReasonBeforeElevated, ReasonAfterElevated, ReasonHalt, ReasonPark, ReasonFailure, ReasonFinal, ReasonFull}
+}
+
 // WriteScreenshot writes png, a screenshot whose sensitive and secret boxes
 // the surface already painted black (surface.MaskedScreenshotter), as
 // screenshots/<name> atomically, and returns its bundle-relative path
@@ -51,7 +92,7 @@ func AfterScreenshotName(n int) string { return fmt.Sprintf("step-%03d-after.png
 // Safe for concurrent use.
 func (b *Bundle) WriteScreenshot(name string, png []byte) (string, error) {
 	if !screenshotName.MatchString(name) {
-		return "", fmt.Errorf("evidence: bad screenshot name %q: want step-NNN.png, step-NNN-before.png or step-NNN-after.png", name)
+		return "", fmt.Errorf("evidence: bad screenshot name %q: want step-NNN.png, step-NNN-before.png, step-NNN-after.png, park-NNN.png or final.png", name)
 	}
 	if !bytes.HasPrefix(png, pngMagic) {
 		return "", fmt.Errorf("evidence: screenshot %s is not a PNG", name)

@@ -50,6 +50,10 @@ type Report struct {
 	Head    string      `json:"head"`
 	Files   []FileCheck `json:"files"`
 	Reasons []string    `json:"reasons"`
+	// Evidence is what the bundle's evidence level kept: screenshots by
+	// reason and observation digests (summary.go); nil when events.jsonl
+	// cannot be read.
+	Evidence *EvidenceSummary `json:"evidence,omitempty"`
 }
 
 // FileCheck is one file of the bundle against the manifest.
@@ -134,6 +138,7 @@ func VerifyWith(dir string, opts VerifyOptions) Report {
 		rep.Reasons = append(rep.Reasons, "bundle: cannot list every file (unreadable entry)")
 	}
 	rep.checkFiles(onDisk, m)
+	rep.summarizeEvidence(dir, onDisk)
 	rep.checkInputs(dir, m)
 	rep.checkSignature(dir, opts)
 	rep.checkHead(opts)

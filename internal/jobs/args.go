@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/riverqueue/river"
+
+	"github.com/cuahq/cua/internal/domain"
 )
 
 // Kind is the River job kind of a run.
@@ -50,6 +52,10 @@ type RunArgs struct {
 	// jobs API from the caller's bearer token (never from the request);
 	// empty for a run queued otherwise (`cua batch`).
 	SubmittedBy string `json:"submitted_by,omitempty"`
+	// Evidence raises the capability's evidence level for the run (full),
+	// or lowers it to none for a read-only capability (refused for any
+	// other when the job is submitted); empty keeps the capability's.
+	Evidence domain.EvidenceLevel `json:"evidence,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -145,6 +145,9 @@ func (q *Queue) checker(ctx context.Context, ref string) (func(RunArgs) error, s
 		if err := CheckSchema(l.Capability, a); err != nil {
 			return refused(err)
 		}
+		if _, err := l.Capability.EvidenceFor(a.Evidence); err != nil {
+			return refused(err)
+		}
 		return nil
 	}, l.Capability.ID, nil
 }

@@ -40,6 +40,8 @@ type Request struct {
 	Inputs        map[string]string
 	BaseURL       string
 	ReleasedGates []string
+	// Evidence is the job's evidence level override (RunArgs.Evidence).
+	Evidence domain.EvidenceLevel
 	// Ref and ContentHash are the capability as the job named it (its
 	// reference and pin): what a refusal names when Capability is nil
 	// because the reference did not resolve.
@@ -136,7 +138,7 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	runID := RunID(job.ID, job.Attempt)
 	rec, err := w.run.Run(ctx, Request{RunID: runID, Capability: l, Library: w.cat.Library(ctx),
 		Gate: w.cat.Gate(catalog.RunParams{Unattended: a.Unattended}), Inputs: inputs, BaseURL: a.BaseURL,
-		ReleasedGates: a.ReleaseGates})
+		ReleasedGates: a.ReleaseGates, Evidence: a.Evidence})
 	if err != nil {
 		// The run could not be made; if it was indexed, it may have begun.
 		stop, perr := w.prior(ctx, job, l, runID)

@@ -37,6 +37,7 @@ func (r *run) park(ctx context.Context, i int, e *end) (int, bool) {
 	r.rec.Steps = append(r.rec.Steps, domain.StepResult{ID: st.ID, Action: st.Action, Status: "interrupted",
 		Failure: e.code, Message: "parked for a person: " + e.msg})
 	before, _ := r.disp.Observe(ctx) // the screen handed over, for the delta
+	r.rt.ParkScreenshot(ctx, r.disp, st.ID)
 	timeout := r.parkTimeout()
 	pctx, cancel := context.WithTimeout(ctx, timeout)
 	pl := &planner{r: r, i: i, code: e.code}

@@ -76,6 +76,9 @@ type RunConfig struct {
 	// <DataDir>/runs/<ID>/ (evidence.Open) and Close closes it.
 	Evidence *evidence.Bundle
 	DataDir  string
+	// EvidenceLevel is which screenshots the run keeps (see
+	// StepScreenshot); "" is decisive.
+	EvidenceLevel domain.EvidenceLevel
 }
 
 // Run holds what every part of one run shares: the Base, the run id, the
@@ -102,6 +105,12 @@ type Run struct {
 	shot     lastShot
 	steps    int
 	awaiting []irreversibleStep
+	// level is the run's evidence level, parks counts the screens parked
+	// on, and observed holds the node keys of the previous step's
+	// observation (StepObservation).
+	level    domain.EvidenceLevel
+	parks    int
+	observed map[string]bool
 }
 
 // NewRun fills cfg's defaults and returns the run. Its only error is an
@@ -127,7 +136,10 @@ func NewRun(cfg RunConfig) (*Run, error) {
 		cfg.SecretLog = &SecretLog{}
 	}
 	r := &Run{Base: cfg.Base, ID: cfg.ID, Actor: cfg.Actor, Holder: cfg.Holder, Lease: cfg.Lease,
-		Redactor: cfg.Redactor, Secrets: cfg.Secrets, SecretLog: cfg.SecretLog, Evidence: cfg.Evidence, baseURL: cfg.BaseURL}
+		Redactor: cfg.Redactor, Secrets: cfg.Secrets, SecretLog: cfg.SecretLog, Evidence: cfg.Evidence, baseURL: cfg.BaseURL, level: cfg.EvidenceLevel}
+	if r.level == "" {
+		r.level = domain.EvidenceDecisive
+	}
 	if r.Evidence == nil && cfg.DataDir != "" {
 		b, err := evidence.Open(cfg.DataDir, cfg.ID, cfg.Redactor)
 		if err != nil {

@@ -87,7 +87,7 @@ type Dispatcher struct {
 	actor    domain.Actor
 	seen     *SecretLog
 
-	// beforeShot, when set, pictures the screen an irreversible action
+	// beforeShot, when set, pictures the screen an elevated or irreversible action
 	// was authorized on, just before it is sent (Config.BeforeIrreversible).
 	beforeShot func(ctx context.Context, d *Dispatcher, step string) string
 
@@ -111,8 +111,8 @@ type Config struct {
 	Actor    domain.Actor
 	// Secrets resolved by this dispatcher are added to SecretLog.
 	SecretLog *SecretLog
-	// BeforeIrreversible, when set, is called once an irreversible action
-	// is authorized, just before it is sent: it writes the masked
+	// BeforeIrreversible, when set, is called once an elevated or
+	// irreversible action is authorized, just before it is sent: it writes the masked
 	// screenshot of the screen the action was authorized on and returns
 	// its bundle-relative path, which the action's event records as
 	// screenshot_before ("" when none was taken). Run.Dispatcher sets it.
@@ -300,9 +300,10 @@ func (d *Dispatcher) Act(ctx context.Context, snap *domain.UiSnapshot, a domain.
 		return res, err
 	}
 	var before string
-	if auth.Risk() == domain.RiskIrreversible && d.beforeShot != nil {
-		// The screen the irreversible action was authorized on, masked,
-		// pictured before it is sent: its event names the picture.
+	if auth.Risk().Rank() >= domain.RiskElevated.Rank() && d.beforeShot != nil {
+		// The screen the elevated or irreversible action was authorized
+		// on, masked, pictured before it is sent: its event names the
+		// picture.
 		before = d.beforeShot(ctx, d, a.StepID)
 	}
 	start := d.now()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/evidence"
 	"github.com/cuahq/cua/internal/hitl"
 	"github.com/cuahq/cua/internal/policy"
 	"github.com/cuahq/cua/internal/redact"
@@ -48,9 +49,16 @@ func (s *shooter) ChangedSince(ctx context.Context, since uint64) (bool, error) 
 
 func shotRun(t *testing.T, surf surface.Surface) (*runtime.Run, *runtime.Dispatcher) {
 	t.Helper()
+	return shotRunAt(t, surf, domain.EvidenceFull)
+}
+
+// shotRunAt is shotRun at an evidence level.
+func shotRunAt(t *testing.T, surf surface.Surface, level domain.EvidenceLevel) (*runtime.Run, *runtime.Dispatcher) {
+	t.Helper()
 	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	run, err := runtime.NewRun(runtime.RunConfig{Base: runtime.Base{Now: func() time.Time { return clock }},
-		ID: "run-shot", BaseURL: base, Redactor: redact.New(), DataDir: t.TempDir(), Lease: hitl.NewLease("automation"), Holder: "automation"})
+		ID: "run-shot", BaseURL: base, Redactor: redact.New(), DataDir: t.TempDir(), Lease: hitl.NewLease("automation"), Holder: "automation",
+		EvidenceLevel: level})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +92,7 @@ func TestStepScreenshot(t *testing.T) {
 			s := &shooter{Surface: sim.New(newLoginApp()), unsteady: tt.unsteady}
 			t.Cleanup(func() { _ = s.Close() })
 			run, d := shotRun(t, s)
-			got := run.StepScreenshot(t.Context(), d, 4)
+			got := run.StepScreenshot(t.Context(), d, 4, "s4", "")
 			if got != tt.want || len(s.boxes) != tt.shots {
 				t.Fatalf("StepScreenshot = %q after %d shots, want %q after %d", got, len(s.boxes), tt.want, tt.shots)
 			}
@@ -112,7 +120,7 @@ func TestStepScreenshotNeedsMasking(t *testing.T) {
 	if _, err := d.MaskedScreenshot(t.Context()); !errors.Is(err, surface.ErrNoFrame) {
 		t.Errorf("MaskedScreenshot on a surface without the ability: %v, want ErrNoFrame", err)
 	}
-	if got := run.StepScreenshot(t.Context(), d, 1); got != "" {
+	if got := run.StepScreenshot(t.Context(), d, 1, "s1", ""); got != "" {
 		t.Errorf("StepScreenshot = %q, want none", got)
 	}
 	if _, err := os.Stat(filepath.Join(run.Evidence.Dir(), "screenshots")); err == nil {
@@ -128,8 +136,8 @@ func TestStepScreenshotReusesAnUnchangedScreen(t *testing.T) {
 	s := &shooter{Surface: sim.New(newLoginApp())}
 	t.Cleanup(func() { _ = s.Close() })
 	run, d := shotRun(t, s)
-	first := run.StepScreenshot(t.Context(), d, 1)
-	if again := run.StepScreenshot(t.Context(), d, 2); again != first || first != "screenshots/step-001.png" || len(s.boxes) != 1 {
+	first := run.StepScreenshot(t.Context(), d, 1, "s1", "")
+	if again := run.StepScreenshot(t.Context(), d, 2, "s2", ""); again != first || first != "screenshots/step-001.png" || len(s.boxes) != 1 {
 		t.Fatalf("second step named %q (first %q) after %d shots; want the first, one shot", again, first, len(s.boxes))
 	}
 	snap, err := d.Observe(t.Context())
@@ -139,7 +147,7 @@ func TestStepScreenshotReusesAnUnchangedScreen(t *testing.T) {
 	if _, err := d.Act(t.Context(), snap, clickGo(), ""); err != nil {
 		t.Fatal(err)
 	}
-	if third := run.StepScreenshot(t.Context(), d, 3); third != "screenshots/step-003.png" || len(s.boxes) != 2 {
+	if third := run.StepScreenshot(t.Context(), d, 3, "s3", ""); third != "screenshots/step-003.png" || len(s.boxes) != 2 {
 		t.Errorf("after a dispatch: %q after %d shots, want step-003.png after 2", third, len(s.boxes))
 	}
 }
@@ -168,7 +176,7 @@ func TestIrreversibleActionIsPicturedBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run.StepScreenshot(t.Context(), d, 3)
+	run.StepScreenshot(t.Context(), d, 3, "s3", "")
 	snap, err := d.Observe(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +185,7 @@ func TestIrreversibleActionIsPicturedBefore(t *testing.T) {
 	if _, err := d.Act(t.Context(), snap, del, ""); err != nil {
 		t.Fatal(err)
 	}
-	if after := run.StepScreenshot(t.Context(), d, 4); after != "screenshots/step-004.png" {
+	if after := run.StepScreenshot(t.Context(), d, 4, "del", evidence.ReasonAfterElevated); after != "screenshots/step-004.png" {
 		t.Errorf("the step's screenshot after = %q, want screenshots/step-004.png", after)
 	}
 	shots := len(s.boxes)

@@ -63,6 +63,7 @@ func NewCmdBatch(f *cmdutil.Factory, runF func(context.Context, *BatchOptions) e
 	fl.StringVar(&o.Args.ContentHash, "hash", "", "pin every run to this content hash (sha256:…)")
 	fl.BoolVar(&o.Args.Unattended, "unattended", false, "require a catalog approval covering each row's inputs")
 	fl.StringArrayVar(&o.Args.ReleaseGates, "release-gate", nil, "release the gate before step ID (repeatable)")
+	fl.Var(&o.Args.Evidence, "evidence-level", "screenshots each run keeps: full (every step), decisive (the capability's default), none (read-only capabilities only)")
 	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
 	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 	cmdutil.PublishEvidenceFlag(f, cmd)

@@ -95,6 +95,9 @@ func runVerify(ctx context.Context, o *verifyOptions) error {
 		}
 		fmt.Fprintf(o.IO.Out, "%s  share_ready: %v  chain: %v  manifest: %v  events: %d  signature: %s  head: %s\n",
 			shown, rep.ShareReady, rep.ChainOK, rep.ManifestOK, rep.Events, rep.Signature, rep.Head)
+		if rep.Evidence != nil {
+			fmt.Fprintln(o.IO.Out, "  "+rep.Evidence.String())
+		}
 		for _, r := range rep.Reasons {
 			fmt.Fprintln(o.IO.Out, "  "+r)
 		}

@@ -107,7 +107,7 @@ func (r *Runner) Run(ctx context.Context, req jobs.Request) (*domain.RunRecord, 
 	}
 	o := replay.Options{Capability: req.Capability, Inputs: req.Inputs, BaseURL: req.BaseURL, Redactor: red,
 		DataDir: r.cfg.DataDir, RunID: req.RunID, Logger: r.cfg.Logger(red), ReleasedGates: req.ReleasedGates,
-		Secrets: secrets}
+		Secrets: secrets, EvidenceLevel: req.Evidence}
 	if r.cfg.Park != nil {
 		o.Park = runParker{r: r, spec: c.Inputs, inputs: req.Inputs}
 		o.ParkTimeout = r.cfg.ParkTimeout
