@@ -14,7 +14,7 @@ import (
 )
 
 // TestScreenshotsAndReceiptOfARealRun replays the transfer with the real
-// binary until its gate: the bundle holds a masked screenshot per acting
+// binary at --evidence-level full until its gate: the bundle holds a masked screenshot per acting
 // step, a schema-valid receipt stopped at the gate and a gate record that
 // names the decision with its inputs; verify passes, then fails naming
 // the screenshot once one of its bytes changes.
@@ -28,7 +28,7 @@ func TestScreenshotsAndReceiptOfARealRun(t *testing.T) {
 	}
 	r := runBin(t, creds, "replay", filepath.Join(examples, "memberdesk.transfer_funds.yaml"), "-i", "member_id=12345",
 		"-i", "from_account=Savings", "-i", "to_account=Checking", "-i", "amount=250.00",
-		"--base-url", b.app.URL(), "--data-dir", b.dataDir, "--json")
+		"--base-url", b.app.URL(), "--data-dir", b.dataDir, "--json", "--evidence-level", "full")
 	var rec domain.RunRecord
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || rec.FailureCode != domain.CodeGateReached {
 		t.Fatalf("replay: exit %d %v\n%s%s", r.code, err, r.stdout, r.stderr)

@@ -46,6 +46,16 @@ func TestVerifyRealRun(t *testing.T) {
 		t.Fatalf("untouched run: exit %d %+v", v.code, rep)
 	}
 	t.Logf("cua verify --json:\n%s", v.stdout)
+	// The lookup's default evidence (decisive): the screens its three
+	// outputs were read from and its final screen, and every step's
+	// observation digest.
+	if e := rep.Evidence; e == nil || e.Level != "decisive" || e.Screenshots != 4 || e.Reasons[evidence.ReasonOutput] != 3 ||
+		e.Reasons[evidence.ReasonFinal] != 1 || e.ObservationDigests != len(rec.Steps) {
+		t.Errorf("evidence kept: %+v (%d steps)", rep.Evidence, len(rec.Steps))
+	}
+	if text := runBin(t, creds, "verify", rec.RunID, "--data-dir", b.dataDir); !strings.Contains(text.stdout, "screenshots: 4 (output 3, final 1); observation digests: ") {
+		t.Errorf("verify prints no evidence summary:\n%s", text.stdout)
+	}
 
 	events := filepath.Join(b.dataDir, "runs", rec.RunID, "events.jsonl")
 	data, err := os.ReadFile(events)

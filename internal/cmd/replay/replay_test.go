@@ -45,6 +45,16 @@ func TestReplayFlags(t *testing.T) {
 		{name: "empty name", args: []string{capFile, "-i", "=1"}, wantErr: "want NAME=VALUE"},
 		{name: "approval missing", args: []string{capFile, "--approval", "/nonexistent.json"}, wantErr: "--approval"},
 		{name: "gate on a step without gate", args: []string{capFile, "--release-gate", "search"}, wantErr: "no gated step"},
+		// --evidence-level none is checked against the capability before a
+		// browser starts: the transfer is not read-only.
+		{name: "evidence none on the transfer", args: []string{filepath.Join(examples, "memberdesk.transfer_funds.yaml"), "--evidence-level", "none"},
+			wantErr: "--evidence-level none: memberdesk.transfer_funds@1.3.0 is not read-only"},
+		{name: "evidence none on the lookup", args: []string{capFile, "--evidence-level", "none"}, check: func(t *testing.T, o *replayOptions) {
+			if o.Run.EvidenceLevel != "none" {
+				t.Errorf("evidence level %q", o.Run.EvidenceLevel)
+			}
+		}},
+		{name: "evidence level unknown", args: []string{capFile, "--evidence-level", "most"}, wantErr: "want none, decisive or full"},
 		{name: "park with its console", args: []string{capFile, "--park", "--park-timeout", "90s", "--console", "127.0.0.1:0"}, check: func(t *testing.T, o *replayOptions) {
 			if !o.Park || o.Run.ParkTimeout != 90*time.Second || o.ParkConsole.Addr != "127.0.0.1:0" {
 				t.Errorf("park flags: %+v %s %+v", o.Park, o.Run.ParkTimeout, o.ParkConsole)

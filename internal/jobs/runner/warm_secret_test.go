@@ -93,7 +93,9 @@ func TestWarmSessionKeepsItsSecrets(t *testing.T) {
 
 	var shots [2]image.Image
 	for i, id := range []string{"cold", "warm"} {
-		rec, err := r.Run(ctx, jobs.Request{RunID: id, Capability: welcome, Library: lib, BaseURL: app.URL()})
+		// At full evidence (the runner passes the job's level on), so the
+		// assert step has a screenshot of its own.
+		rec, err := r.Run(ctx, jobs.Request{RunID: id, Capability: welcome, Library: lib, BaseURL: app.URL(), Evidence: domain.EvidenceFull})
 		if err != nil {
 			t.Fatal(err)
 		}
