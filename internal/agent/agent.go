@@ -66,6 +66,9 @@ type Config struct {
 	Prices   map[string]Price
 	// Frameless is true for a surface without screenshots.
 	Frameless bool
+	// Kind is the surface kind the trace records; empty means web (state
+	// when Frameless).
+	Kind domain.Surface
 	// VerifyWait bounds the wait for an action's effect (default 3 s).
 	VerifyWait time.Duration
 	Now        func() time.Time
@@ -198,6 +201,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	if cfg.Frameless {
 		l.trace.Surface = domain.SurfaceState
+	}
+	if cfg.Kind != "" {
+		l.trace.Surface = cfg.Kind
 	}
 	res := l.run(ctx)
 	res.Trace, res.FinalScreen = l.trace, l.last

@@ -30,7 +30,8 @@ type discoverOptions struct {
 
 	Agent                                  agent.Config    // --goal, --target, --autonomy, budgets, --data-dir
 	Params                                 pipeline.Params // --out, --id, --version, --library
-	Launch                                 launch.Options  // --browser, --headful
+	Launch                                 launch.Options  // --browser, --headful, --display
+	LaunchCommand                          string          // --launch, split on spaces into Launch.Desktop.Command
 	Model                                  string
 	LLMBase                                string
 	Record, Cassette, SecretsFile, Surface string
@@ -73,7 +74,9 @@ func NewCmdDiscover(f *cmdutil.Factory, runF func(context.Context, *discoverOpti
 	fl.StringVar(&a.KillFile, "kill-file", "", "stop as soon as this file exists")
 	fl.StringArrayVar(&opts.Grants, "grant", nil, "allow N irreversible actions on controls whose name contains MATCH: MATCH:N (repeatable)")
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600); CUA_SECRET_<REF> works too")
-	fl.StringVar(&opts.Surface, "surface", "web", "web (Chromium) or state (the application's HTTP automation contract)")
+	fl.StringVar(&opts.Surface, "surface", "web", "web (Chromium), state (the application's HTTP automation contract) or desktop (AT-SPI, with --launch)")
+	fl.StringVar(&opts.LaunchCommand, "launch", "", `desktop: the command that starts the application, "{url}" replaced by the document`)
+	fl.StringVar(&opts.Launch.Desktop.Display, "display", "", "desktop: the X display to act on (default: a private Xvfb and session bus)")
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
 	cmdutil.DataDirFlag(cmd, &a.DataDir)
@@ -109,8 +112,11 @@ func (o *discoverOptions) validate() error {
 	case a.Sovereign && (b.Deadline <= 0 || b.MaxTokens <= 0):
 		// No model is priced here, so a cost budget could not bind.
 		return cmdutil.FlagErrorf("--sovereign needs --deadline and --max-tokens")
-	case o.Surface != "web" && o.Surface != "state":
-		return cmdutil.FlagErrorf("--surface %q: want web or state", o.Surface)
+	case o.Surface != "web" && o.Surface != "state" && o.Surface != "desktop":
+		return cmdutil.FlagErrorf("--surface %q: want web, state or desktop", o.Surface)
+	}
+	if err := o.validateDesktop(); err != nil {
+		return err
 	}
 	if err := cmdutil.HTTPURL("--target", a.BaseURL); err != nil {
 		return err
@@ -151,6 +157,7 @@ func runDiscover(ctx context.Context, o *discoverOptions) error {
 	red := redact.New()
 	a, p := o.Agent, o.Params
 	a.Redactor, a.Logger, a.RunID, a.Frameless = red, cmdutil.NewLogger(o.IO.ErrOut, red), pipeline.NewRunID(), o.Surface == "state"
+	a.Kind = domain.Surface(o.Surface)
 	a.Approver, a.Progress = agent.TerminalApprover(o.IO.In, o.IO.ErrOut), o.progress(red)
 	var err error
 	if a.Model, err = o.newModel(red); err != nil {

@@ -35,7 +35,10 @@ func TestDiscoverFlags(t *testing.T) {
 		{name: "record and cassette", args: append(append([]string{"--record", "r.json"}, base...), cassette...), wantErr: "--record and --cassette"},
 		{name: "autonomy", args: append(append([]string{"--autonomy", "9"}, base...), cassette...), wantErr: "--autonomy 9"},
 		{name: "sovereign without budget", args: append(append([]string{"--sovereign", "--deadline", "0"}, base...), cassette...), wantErr: "--sovereign needs"},
-		{name: "surface", args: append(append([]string{"--surface", "desktop"}, base...), cassette...), wantErr: `--surface "desktop"`},
+		{name: "surface", args: append(append([]string{"--surface", "desktop2"}, base...), cassette...), wantErr: `--surface "desktop2"`},
+		{name: "desktop needs launch", args: append(append([]string{"--surface", "desktop"}, base...), cassette...), wantErr: "--surface desktop needs --launch"},
+		{name: "launch needs desktop", args: append(append([]string{"--launch", "mousepad"}, base...), cassette...), wantErr: "--launch: only --surface desktop"},
+		{name: "display form", args: append(append([]string{"--surface", "desktop", "--display", "1"}, base...), cassette...), wantErr: `--display "1"`},
 		{name: "model", args: append([]string{"--model", "nope:x"}, base...), wantErr: "--model"},
 		{name: "missing key names it", args: append([]string{"--model", "openai"}, base...), wantErr: "OPENAI_API_KEY"},
 	}
