@@ -40,6 +40,7 @@ type replayOptions struct {
 	Gate                      catalog.RunParams    // --unattended, --eval, --idempotency-key
 	Park                      bool                 // --park: park a NEEDS_HUMAN escalation in a console
 	ParkConsole               consolecmd.ParkFlags // --console, --allow-remote, --tls-cert, --tls-key
+	Engine                    string               // --engine: a running cua serve runs it (engine.go)
 	lib                       replay.Library       // the catalog, for a capability resolved from it
 	cat                       *catalog.Catalog     // set when the run is indexed
 	st                        store.Store
@@ -57,6 +58,9 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions)
 		Args:    cmdutil.ExactArgs(1, "one capability FILE or catalog ID[@VERSION]"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if opts.Engine != "" {
+				return runEngine(cmd.Context(), opts, cmd.Flags(), f.PrincipalToken)
+			}
 			if err := opts.validate(cmd.Context()); err != nil {
 				return err
 			}
@@ -89,6 +93,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions)
 	fl.DurationVar(&r.ParkTimeout, "park-timeout", replay.DefaultParkTimeout, "how long a parked run waits for an operator before it ends NEEDS_HUMAN")
 	opts.ParkConsole.Bind(cmd, "console")
 	cmdutil.PublishEvidenceFlag(f, cmd)
+	bindEngine(f, cmd, opts)
 	return cmd
 }
 
@@ -238,6 +243,11 @@ func runReplay(ctx context.Context, o *replayOptions) error {
 	if err := o.observeCanary(ctx, rec); err != nil {
 		return err
 	}
+	return o.print(rec)
+}
+
+// print writes the run's record (text or --json) and exits with its code.
+func (o *replayOptions) print(rec *domain.RunRecord) (err error) {
 	if o.JSON {
 		err = cmdutil.WriteJSON(o.IO.Out, rec)
 	} else {

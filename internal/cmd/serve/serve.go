@@ -144,6 +144,7 @@ func Run(ctx context.Context, o *ServeOptions) error {
 		return err
 	}
 	h.Principals(directory{principal.NewDirectory(st, nil)})
+	h.Engine(cat, w.Store.DataDir) // cua replay --engine
 	if o.cert != nil {
 		h.TLS(o.certNames())
 	}

@@ -62,6 +62,9 @@ type Handler struct {
 	hosts  []string
 	mux    *http.ServeMux
 	ui     bool // River's UI is mounted: browsers sign in for a cookie
+
+	caps    jobs.Capabilities // the warm engine's catalog (see [Handler.Engine])
+	dataDir string            // where the engine's runs write their evidence
 }
 
 // New returns the API over q; addr is the host:port clients use (the
