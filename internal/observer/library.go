@@ -28,9 +28,11 @@ import (
 var runIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
 // shotPattern is the only screenshot name served: screenshots/step-NNN.png
-// (after a step), step-NNN-before.png (before an irreversible action) and
-// step-NNN-after.png (after an irreversible step, when it was deferred).
-var shotPattern = regexp.MustCompile(`^step-[0-9]{3,6}(-before|-after)?\.png$`)
+// (after a step), step-NNN-before.png (before an elevated or irreversible
+// action), step-NNN-after.png (after one, when it was deferred),
+// park-NNN.png (a screen parked on) and final.png (the screen a run ended
+// on).
+var shotPattern = regexp.MustCompile(`^(step-[0-9]{3,6}(-before|-after)?|park-[0-9]{3,6}|final)\.png$`)
 
 // maxFile bounds what the observer reads of one bundle file.
 const maxFile = 32 << 20

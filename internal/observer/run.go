@@ -59,6 +59,10 @@ type Entry struct {
 	// that file is in the bundle; MissingShot names one that is not.
 	Screenshot  string
 	MissingShot string
+	// ShotReason is why the run's evidence level kept Screenshot (its
+	// screenshot_kept event's reason: output, before_elevated, …); empty
+	// in a bundle written before reasons were recorded.
+	ShotReason string
 }
 
 // LeaseChange is an event where who may act changed: a new lease epoch, a
@@ -73,7 +77,7 @@ type LeaseChange struct {
 }
 
 // shotRef matches an event's value naming a screenshot.
-var shotRef = regexp.MustCompile(`^(?:screenshots/)?(step-[0-9]{3,6}(?:-before|-after)?\.png)$`)
+var shotRef = regexp.MustCompile(`^(?:screenshots/)?((?:step-[0-9]{3,6}(?:-before|-after)?|park-[0-9]{3,6}|final)\.png)$`)
 
 // Run returns the page of run id, or errNotServed.
 func (l *Library) Run(id string) (*Run, error) {
@@ -223,12 +227,43 @@ func (l *Library) timeline(r *Run, raw []byte, shots []string) {
 	if sc.Err() != nil {
 		r.BadLines++
 	}
+	r.Timeline = withReasons(r.Timeline)
 	for _, s := range shots {
 		if !referenced[s] {
 			r.Unreferenced = append(r.Unreferenced, s)
 		}
 	}
 }
+
+// withReasons puts each screenshot's reason (its screenshot_kept event's)
+// next to every picture of it, and leaves a screenshot_kept event's own
+// picture out when another event already shows that file.
+func withReasons(tl []Entry) []Entry {
+	reasons, shown := map[string]string{}, map[string]bool{}
+	for _, e := range tl {
+		if e.Type != kept || e.Screenshot == "" {
+			shown[e.Screenshot] = true
+			continue
+		}
+		for _, kv := range e.Details {
+			if kv.Key == "reason" {
+				reasons[e.Screenshot] = kv.Value
+			}
+		}
+	}
+	for i := range tl {
+		e := &tl[i]
+		e.ShotReason = reasons[e.Screenshot]
+		if e.Type == kept && shown[e.Screenshot] {
+			e.Details = append(e.Details, KV{Key: "screenshot", Value: e.Screenshot})
+			e.Screenshot = ""
+		}
+	}
+	return tl
+}
+
+// kept is the type of the event that says why a screenshot was kept.
+var kept = evidence.ScreenshotKept{}.EventType()
 
 // leaseChange says whether e changed who may act, and how.
 func leaseChange(e Entry, epoch, lastEpoch, lastActor string) (LeaseChange, bool) {
