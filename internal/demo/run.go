@@ -273,6 +273,9 @@ func (e *env) runStage(ctx context.Context, st Stage) *Result {
 	e.checkApp(ctx, r)
 	if r.Pass {
 		r.Detail = detail(rec)
+		if kept := keptScreens(e.cfg.DataDir, rec.RunID); kept != "" {
+			r.Detail += "; " + kept
+		}
 	}
 	return r
 }

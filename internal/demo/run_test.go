@@ -58,6 +58,11 @@ func TestRunInChromium(t *testing.T) {
 	if r := rep.Stages[0]; r.Record.Status != domain.StatusSuccess || r.Record.Outputs["savings_balance"] != "1234.56" {
 		t.Errorf("reference lookup = %s %v", r.Record.Status, r.Record.Outputs)
 	}
+	// The lookup says which screens its default evidence kept and why:
+	// its three outputs' and its final one.
+	if d := rep.Stages[0].Detail; strings.Count(d, ".png (output)") != 3 || !strings.Contains(d, "final.png (final) [evidence decisive]") {
+		t.Errorf("reference lookup detail does not say which screens were kept: %q", d)
+	}
 	if r := rep.Stages[1]; r.Record.FailureCode != domain.CodeInputInvalid || r.Record.DispatchCount != 0 {
 		t.Errorf("malformed input = %s, %d dispatches", r.Record.FailureCode, r.Record.DispatchCount)
 	}
