@@ -226,7 +226,7 @@ func (o *options) eval(ctx context.Context, svc *heal.Service, cat *catalog.Cata
 	defer ln.Close()
 	dataDir := o.Store.DataDir
 	run := func(ctx context.Context, l *capability.Loaded, inputs map[string]string) (*domain.RunRecord, error) {
-		r := replay.Options{Capability: l, Inputs: inputs, BaseURL: e.baseURL, Secrets: secrets, Redactor: redact.New(),
+		r := replay.Options{Capability: l, Inputs: inputs, BaseURL: e.baseURL, Secrets: secrets, Redactor: red,
 			Logger: logger, RunID: pipeline.NewRunID(), DataDir: dataDir}
 		return pipeline.Replay(ctx, pipeline.ReplayParams{Run: r, Library: cat.Library(ctx), LibraryDir: "-", Open: ln.Open})
 	}
