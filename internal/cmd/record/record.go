@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +16,6 @@ import (
 	consolecmd "github.com/cuahq/cua/internal/cmd/console"
 	"github.com/cuahq/cua/internal/cmdutil"
 	"github.com/cuahq/cua/internal/console"
-	"github.com/cuahq/cua/internal/domain"
 	"github.com/cuahq/cua/internal/hitl/hitlstore"
 	"github.com/cuahq/cua/internal/launch"
 	"github.com/cuahq/cua/internal/pipeline"
@@ -35,6 +36,7 @@ type recordOptions struct {
 	Listen, SecretsFile            string
 	InputPairs, SecretPairs        []string
 	Launch                         launch.Options
+	Where                          surfaceOptions // --surface, --launch, --display
 	Store                          launch.StoreOptions
 	JSON, NoEval                   bool
 
@@ -75,6 +77,7 @@ func NewCmdRecord(f *cmdutil.Factory, runF func(context.Context, *recordOptions)
 	fl.StringVar(&opts.SecretsFile, "secrets", "", "JSON file of secret values for the eval replay (mode 0600); CUA_SECRET_<REF> works too")
 	fl.StringVar(&opts.Launch.Browser, "browser", "", "Chromium executable")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the application's browser window too")
+	opts.Where.flags(cmd, &opts.Launch)
 	fl.BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	fl.BoolVar(&opts.NoEval, "no-eval", false, "skip the eval replay")
 	cmdutil.StoreFlags(cmd, &opts.Store, true)
@@ -101,6 +104,9 @@ func (o *recordOptions) validate() error {
 		return cmdutil.FlagErrorf("--version %q: want MAJOR.MINOR.PATCH", o.Version)
 	}
 	if err := cmdutil.HTTPURL("--target", o.Target); err != nil {
+		return err
+	}
+	if err := o.Where.validate(&o.Launch, o.Env); err != nil {
 		return err
 	}
 	if err := console.CheckAddr(o.Listen, false, false); err != nil {
@@ -150,7 +156,7 @@ func runRecord(ctx context.Context, o *recordOptions) error {
 	red := redact.New()
 	logger := cmdutil.NewLogger(o.IO.ErrOut, red)
 	lo := o.Launch
-	lo.Kind, lo.BaseURL, lo.Logger = domain.SurfaceWeb, o.Target, logger
+	lo.Kind, lo.BaseURL, lo.Logger = o.Where.kind(), o.Target, logger
 	l := launch.New(lo)
 	defer l.Close()
 	sess, err := record.Start(ctx, sessionOptions(o, st, l, red))
@@ -184,7 +190,7 @@ func runRecord(ctx context.Context, o *recordOptions) error {
 // principals, its queue row in st, sessions from l.
 func sessionOptions(o *recordOptions, st store.Store, l *launch.Launcher, red *redact.Redactor) record.Options {
 	logger := cmdutil.NewLogger(o.IO.ErrOut, red)
-	return record.Options{Goal: o.Goal, BaseURL: o.Target, Kind: domain.SurfaceWeb, Inputs: o.inputs, Secrets: o.secrets,
+	return record.Options{Goal: o.Goal, BaseURL: o.Target, Kind: o.Where.kind(), Inputs: o.inputs, Secrets: o.secrets,
 		Addr: o.Listen, Auth: consolecmd.Authenticator(st), Queue: hitlstore.New(st), Open: l.Open, Redactor: red,
 		Logger: logger, Compile: record.CompileOptions{ID: o.ID, Version: o.Version, Out: o.Out, DataDir: o.Store.DataDir,
 			Now: time.Now, Eval: !o.NoEval, Secrets: o.secretStore, NewRunID: pipeline.NewRunID}}
@@ -201,8 +207,8 @@ func printResult(w io.Writer, r *record.Result) {
 	}
 	if r.Eval != nil {
 		fmt.Fprintf(w, "eval: %s%s%s\n", r.Eval.Status, suffix(" outcome ", r.Eval.Outcome), suffix(" ", string(r.Eval.FailureCode)))
-		for k, v := range r.Eval.Outputs {
-			fmt.Fprintf(w, "  %s = %v\n", k, v)
+		for _, k := range slices.Sorted(maps.Keys(r.Eval.Outputs)) {
+			fmt.Fprintf(w, "  %s = %v\n", k, r.Eval.Outputs[k])
 		}
 	}
 	for _, b := range r.Branches {

@@ -116,47 +116,23 @@ func personTab(t *testing.T) context.Context {
 	return tab
 }
 
-// content and nav are MemberDesk's frames.
-func content(role, name string) recordtest.Target {
-	return recordtest.Target{Role: role, Name: name, Frame: "content"}
-}
-
-// demonstrate is the person's whole recording of the MemberDesk lookup:
-// sign on, search member 12345, mark the balance (money) and status
-// (text) and the member's heading (checkpoint); then a branch with an
-// unknown member marked member_not_found; then Stop.
+// demonstrate is the person's whole recording of the MemberDesk lookup
+// (recordtest.RecordLookup), then Stop; it returns the result the page
+// shows. On a failure it leaves the person's tab in
+// $TMPDIR/cua-record-failed.png.
 func demonstrate(t *testing.T, p *recordtest.Person, s *record.Session) string {
 	t.Helper()
-	do := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			if png, serr := p.Screenshot(); serr == nil {
-				_ = os.WriteFile(filepath.Join(os.TempDir(), "cua-record-failed.png"), png, 0o600)
-			}
-			t.Fatalf("%s: %v\nrecorded so far: %+v", what, err, s.Recording().Summary())
-		}
+	err := p.RecordLookup(canary)
+	res := ""
+	if err == nil {
+		res, err = p.Stop()
 	}
-	do("click Operator ID", p.Click(content("textbox", "Operator ID")))
-	do("type the operator", p.Type("OP1001"))
-	do("click Password", p.Click(content("textbox", "Password")))
-	do("type the password", p.Type(canary))
-	do("click Sign on", p.Click(content("button", "Sign on")))
-	do("click Member Search", p.Click(recordtest.Target{Role: "link", Name: "Member Search", Frame: "nav"}))
-	do("click Member number", p.Click(content("textbox", "Member number")))
-	do("type the member", p.Type("12345"))
-	do("click Search", p.Click(content("button", "Search")))
-	do("mark the balance", p.Mark("output", "savings_balance", "money",
-		recordtest.Target{Role: "cell", RowOf: "Savings Balance", Frame: "content"}))
-	do("mark the status", p.Mark("output", "status", "text", recordtest.Target{Role: "cell", RowOf: "Status", Frame: "content"}))
-	do("mark the checkpoint", p.Mark("checkpoint", "", "", content("heading", "Member 12345")))
-	do("branch", p.Branch())
-	do("branch: click Member Search", p.Click(recordtest.Target{Role: "link", Name: "Member Search", Frame: "nav"}))
-	do("branch: click Member number", p.Click(content("textbox", "Member number")))
-	do("branch: type an unknown member", p.Type("99999"))
-	do("branch: click Search", p.Click(content("button", "Search")))
-	do("mark the outcome", p.Mark("outcome", "member_not_found", "", recordtest.Target{Role: "status", Frame: "content"}))
-	res, err := p.Stop()
-	do("stop", err)
+	if err != nil {
+		if png, serr := p.Screenshot(); serr == nil {
+			_ = os.WriteFile(filepath.Join(os.TempDir(), "cua-record-failed.png"), png, 0o600)
+		}
+		t.Fatalf("%v\nrecorded so far: %+v", err, s.Recording().Summary())
+	}
 	return res
 }
 

@@ -189,3 +189,50 @@ func (p *Person) Stop() (string, error) {
 func (p *Person) Screenshot() ([]byte, error) {
 	return chromedp.Run(p.ctx, chromedp.CaptureScreenshot())
 }
+
+// content is a control of MemberDesk's content frame.
+func content(role, name string) Target { return Target{Role: role, Name: name, Frame: "content"} }
+
+// RecordLookup is the whole demonstration of docs/tutorial/record.md,
+// click by click: sign on (password), search member 12345, mark the
+// balance (money), the status (text) and the member's heading
+// (checkpoint); then a branch with member 99999 marked member_not_found.
+// It does not press Stop.
+func (p *Person) RecordLookup(password string) error {
+	search := Target{Role: "link", Name: "Member Search", Frame: "nav"}
+	steps := []struct {
+		what string
+		do   func() error
+	}{
+		{"click Operator ID", func() error { return p.Click(content("textbox", "Operator ID")) }},
+		{"type the operator", func() error { return p.Type("OP1001") }},
+		{"click Password", func() error { return p.Click(content("textbox", "Password")) }},
+		{"type the password", func() error { return p.Type(password) }},
+		{"click Sign on", func() error { return p.Click(content("button", "Sign on")) }},
+		{"click Member Search", func() error { return p.Click(search) }},
+		{"click Member number", func() error { return p.Click(content("textbox", "Member number")) }},
+		{"type the member", func() error { return p.Type("12345") }},
+		{"click Search", func() error { return p.Click(content("button", "Search")) }},
+		{"mark the balance", func() error {
+			return p.Mark("output", "savings_balance", "money", Target{Role: "cell", RowOf: "Savings Balance", Frame: "content"})
+		}},
+		{"mark the status", func() error {
+			return p.Mark("output", "status", "text", Target{Role: "cell", RowOf: "Status", Frame: "content"})
+		}},
+		{"mark the checkpoint", func() error { return p.Mark("checkpoint", "", "", content("heading", "Member 12345")) }},
+		{"branch", p.Branch},
+		{"branch: click Member Search", func() error { return p.Click(search) }},
+		{"branch: click Member number", func() error { return p.Click(content("textbox", "Member number")) }},
+		{"branch: type an unknown member", func() error { return p.Type("99999") }},
+		{"branch: click Search", func() error { return p.Click(content("button", "Search")) }},
+		{"mark the outcome", func() error {
+			return p.Mark("outcome", "member_not_found", "", Target{Role: "status", Frame: "content"})
+		}},
+	}
+	for _, s := range steps {
+		if err := s.do(); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	return nil
+}
