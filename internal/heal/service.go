@@ -73,6 +73,26 @@ func (s *Service) Halted(ctx context.Context, h replay.Halt) any {
 	return Note{Step: h.Step, Proposal: p.ID, Version: p.Version, State: p.State, Name: p.Evidence.Candidate.Name, Why: why}
 }
 
+// Drifted implements replay.DriftProposer: a target that resolved on a
+// weaker rung than recorded, to a node whose name is not the target's,
+// gets a proposal naming that node, as a halt's candidate would.
+func (s *Service) Drifted(ctx context.Context, h replay.Halt) any { return s.Halted(ctx, h) }
+
+// drifted is the candidate of a drift: the node the ladder resolved.
+func drifted(h replay.Halt) (Candidate, string, bool) {
+	n := &h.Snapshot.Nodes[h.Node]
+	c := Candidate{Path: n.Path, Role: n.Role, Name: n.Name, Frame: n.Frame, Region: n.Region}
+	switch {
+	case n.Name == "":
+		return c, "the node it resolved to has no name", false
+	case h.Target.Name != nil && h.Target.Name.Input != "":
+		return c, "the step's name takes an input; a templated name is never healed", false
+	case h.Target.Name != nil && n.Name == h.Target.Name.Value:
+		return c, "the node it resolved to already carries the step's name", false
+	}
+	return c, fmt.Sprintf("the ladder resolved it, alone, on %s (recorded %s)", h.Strategy, h.Target.RecordedStrategy), true
+}
+
 // Propose writes a proposal for h, or returns nil and why not. A halt that
 // an open proposal already covers (same base, step and name) returns that
 // proposal and writes nothing.
@@ -81,7 +101,15 @@ func (s *Service) Propose(ctx context.Context, h replay.Halt) (*Proposal, string
 		return nil, "", errors.New("heal: the halt names no capability")
 	}
 	base := h.Capability.Capability
-	cand, why, considered, ok := Find(h)
+	var cand Candidate
+	var why string
+	var considered []string
+	ok := false
+	if h.Node >= 0 && h.Snapshot != nil && h.Node < len(h.Snapshot.Nodes) {
+		cand, why, ok = drifted(h)
+	} else {
+		cand, why, considered, ok = Find(h)
+	}
 	if !ok {
 		return nil, why, nil
 	}
@@ -117,6 +145,9 @@ func (s *Service) Propose(ctx context.Context, h replay.Halt) (*Proposal, string
 		p.State = StateQuarantined
 	}
 	note := fmt.Sprintf("run %s halted %s at step %s; proposed name %q", h.RunID, h.Code, h.Step, cand.Name)
+	if h.Code == "" {
+		note = fmt.Sprintf("run %s: %s; proposed name %q", h.RunID, h.Message, cand.Name)
+	}
 	if err := s.add(ctx, p, Transition{To: p.State, By: "run " + h.RunID, RunID: h.RunID, Note: note}); err != nil {
 		return nil, "", err
 	}

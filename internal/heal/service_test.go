@@ -11,6 +11,7 @@ import (
 	"github.com/cuahq/cua/internal/replay"
 	"github.com/cuahq/cua/internal/store"
 	"github.com/cuahq/cua/internal/store/sqlite"
+	"github.com/cuahq/cua/internal/targeting"
 )
 
 // searchScreen is the Member Search form with the given button names in
@@ -30,7 +31,28 @@ func searchScreen(buttons ...string) *domain.UiSnapshot {
 func halt(t *testing.T, s *domain.UiSnapshot, code domain.FailureCode) replay.Halt {
 	l := loadLookup(t)
 	return replay.Halt{RunID: "run-1", Capability: l, Step: "search", Target: *l.Capability.Step("search").Target,
-		Code: code, Snapshot: s, StepNumber: 3}
+		Code: code, Snapshot: s, StepNumber: 3, Node: -1}
+}
+
+// TestDriftProposesTheResolvedName: a target that resolves on a weaker
+// rung than recorded (a case change: semantic_normalized, recorded
+// semantic_exact) proposes the name the node carries now; one whose node
+// already carries its name proposes nothing.
+func TestDriftProposesTheResolvedName(t *testing.T) {
+	h := halt(t, searchScreen("SEARCH", "Clear"), "")
+	rs, err := targeting.Resolve(h.Snapshot, h.Target)
+	if err != nil || !rs.Drifted {
+		t.Fatalf("resolve: %v drifted=%v", err, rs.Drifted)
+	}
+	h.Node, h.Strategy = rs.Node, rs.Strategy
+	c, why, ok := drifted(h)
+	if !ok || c.Name != "SEARCH" || !strings.Contains(why, "semantic_normalized") {
+		t.Fatalf("drifted = %q %v %q", c.Name, ok, why)
+	}
+	h.Snapshot.Nodes[rs.Node].Name = "Search"
+	if _, why, ok := drifted(h); ok || !strings.Contains(why, "already carries") {
+		t.Fatalf("same name: ok=%v %q", ok, why)
+	}
 }
 
 // TestFind: a renamed button is the one candidate once Clear is set

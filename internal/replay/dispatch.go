@@ -30,6 +30,9 @@ func (r *run) dispatch(ctx context.Context, st *domain.Step, snap *domain.UiSnap
 	out, err := r.disp.Act(ctx, snap, a, text)
 	if out.Resolution != nil {
 		r.noteResolution(res, *out.Resolution)
+		if out.Resolution.Drifted {
+			r.proposeDrift(ctx, st, snap, out.Resolution.Node, out.Resolution.Strategy)
+		}
 	}
 	risk := domain.MaxRisk(stepRisk(st), out.Risk)
 	eff := sentBy(err, before, r.disp.Dispatches())
