@@ -33,12 +33,14 @@ func (r *run) refuseEvidence() *end {
 // summary of the screen the step left (every level), and its masked
 // screenshot when the run's level keeps it. The engine's reason: an
 // output read from it (a step of the run itself, not of a prerequisite or
-// read-back), or an elevated or irreversible step that acted; a failed
-// step's screen is the run's final screen (EndScreenshot).
+// read-back), an elevated or irreversible step that acted, or a step that
+// failed (the screen the run stopped on, which EndScreenshot then does not
+// picture again).
 func (r *run) stepEvidence(ctx context.Context, ev *evidence.StepFinished, res domain.StepResult, e *end) {
 	reason := ""
 	switch {
 	case e != nil:
+		reason = evidence.ReasonFailure
 	case res.Risk.Rank() >= domain.RiskElevated.Rank() && res.Effect != "":
 		reason = evidence.ReasonAfterElevated
 	case res.Action == domain.ActExtract && r.parent == nil && res.Status == "ok":

@@ -147,3 +147,28 @@ func TestStepObservation(t *testing.T) {
 		t.Errorf("summary of %d bytes, bound %d", len(sum), runtime.MaxObservationSummary)
 	}
 }
+
+// TestFailedStepIsTheStoppedScreen: at every level a failed step's screen
+// is kept (reason failure), and a run that ends on it unchanged keeps no
+// second picture of it.
+func TestFailedStepIsTheStoppedScreen(t *testing.T) {
+	t.Parallel()
+	for _, level := range []domain.EvidenceLevel{domain.EvidenceNone, domain.EvidenceDecisive, domain.EvidenceFull} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			s := &shooter{Surface: sim.New(newLoginApp())}
+			t.Cleanup(func() { _ = s.Close() })
+			run, d := shotRunAt(t, s, level)
+			if got := run.StepScreenshot(t.Context(), d, 3, "search", evidence.ReasonFailure); got != "screenshots/step-003.png" {
+				t.Fatalf("failed step's screen: %q", got)
+			}
+			if got := run.EndScreenshot(t.Context(), d, domain.StatusNeedsHuman); got != "screenshots/step-003.png" {
+				t.Errorf("end on the failed step's screen: %q, want its picture", got)
+			}
+			want := []string{"screenshots/step-003.png failure"}
+			if got := keptReasons(t, run); !slices.Equal(got, want) || run.Evidence.Screenshots() != 1 || len(s.boxes) != 1 {
+				t.Errorf("kept %q (%d files, %d captures), want %q", got, run.Evidence.Screenshots(), len(s.boxes), want)
+			}
+		})
+	}
+}

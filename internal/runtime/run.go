@@ -111,6 +111,9 @@ type Run struct {
 	level    domain.EvidenceLevel
 	parks    int
 	observed map[string]bool
+	// failShot is the screenshot of the newest failed step (reason
+	// failure), which the run's end does not picture again.
+	failShot string
 }
 
 // NewRun fills cfg's defaults and returns the run. Its only error is an

@@ -97,7 +97,8 @@ func (r *Run) EvidenceLevel() domain.EvidenceLevel { return r.level }
 // stepReason is why the run's level keeps the screen after a step the
 // engine gave reason for ("" when it gave none): under full every step's
 // screen is kept (its own reason, else full); under decisive the engine's
-// reason; under none only an elevated step's screen after.
+// reason; under none only an elevated step's screen after and a failed
+// step's.
 func (r *Run) stepReason(reason string) string {
 	switch r.level {
 	case domain.EvidenceFull:
@@ -105,7 +106,7 @@ func (r *Run) stepReason(reason string) string {
 			return evidence.ReasonFull
 		}
 	case domain.EvidenceNone:
-		if reason != evidence.ReasonAfterElevated {
+		if reason != evidence.ReasonAfterElevated && reason != evidence.ReasonFailure {
 			return ""
 		}
 	}
@@ -167,6 +168,9 @@ func (r *Run) StepScreenshot(ctx context.Context, d *Dispatcher, n int, step, re
 		if rel != "" {
 			r.shot.path = rel
 		}
+		if reason == evidence.ReasonFailure {
+			r.failShot = rel
+		}
 		return rel
 	}
 	png, seq, err := d.maskedShot(ctx)
@@ -180,6 +184,9 @@ func (r *Run) StepScreenshot(ctx context.Context, d *Dispatcher, n int, step, re
 	if reason != "" {
 		rel = r.keep(ctx, step, evidence.ScreenshotName(n), png, reason)
 	}
+	if reason == evidence.ReasonFailure {
+		r.failShot = rel
+	}
 	r.shot = lastShot{d: d, dispatches: d.Dispatches(), seq: seq, path: rel, png: png}
 	r.pictureAwaiting(ctx, n)
 	return rel
@@ -189,8 +196,11 @@ func (r *Run) StepScreenshot(ctx context.Context, d *Dispatcher, n int, step, re
 // screenshots/final.png: reason final for SUCCESS and a business outcome,
 // halt for NEEDS_HUMAN, failure otherwise. Under decisive it is always
 // kept; under full and none only when the run did not end SUCCESS (full
-// already holds the last step's screen). An unchanged screen since the
-// last screenshot is copied, not captured again. Logged, never fatal.
+// already holds the last step's screen). A run that did not succeed and
+// whose failed step's screen (reason failure) is still the screen shown
+// keeps no second picture of it: that step's path is returned. An
+// unchanged screen since the last screenshot is copied, not captured
+// again. Logged, never fatal.
 func (r *Run) EndScreenshot(ctx context.Context, d *Dispatcher, status domain.RunStatus) string {
 	if r.Evidence == nil || d == nil || ctx.Err() != nil {
 		return ""
@@ -205,8 +215,12 @@ func (r *Run) EndScreenshot(ctx context.Context, d *Dispatcher, status domain.Ru
 	case domain.StatusNeedsHuman:
 		reason = evidence.ReasonHalt
 	}
+	unchanged := r.shot.unchangedSince(ctx, d)
+	if status != domain.StatusSuccess && unchanged && r.failShot != "" && r.shot.path == r.failShot {
+		return r.failShot
+	}
 	png := r.shot.png
-	if !r.shot.unchangedSince(ctx, d) {
+	if !unchanged {
 		var err error
 		if png, _, err = d.maskedShot(ctx); err != nil {
 			if !errors.Is(err, surface.ErrNoFrame) {
