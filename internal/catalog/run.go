@@ -43,6 +43,9 @@ type Gate struct {
 // Gate returns a Gate for one run.
 func (c *Catalog) Gate(p RunParams) *Gate { return &Gate{c: c, p: p} }
 
+// Eval reports whether the gate's run is an eval replay (RunParams.Eval).
+func (g *Gate) Eval() bool { return g.p.Eval }
+
 // ErrEffectUnconfirmed refuses a run whose idempotency key was claimed by a
 // run with an effect sent_unconfirmed: whether it happened is unknown.
 var ErrEffectUnconfirmed = errors.New("the first run has an effect sent_unconfirmed")

@@ -187,6 +187,7 @@ func gated(ctx context.Context, p ReplayParams, lib replay.Library, bound map[st
 		o.Approval = &policy.Approval{Capability: o.Capability.Capability.Ref(), ContentHash: o.Capability.Hash,
 			Approver: approver, ApprovedAt: now().UTC().Format(time.RFC3339)}
 	}
+	warnEval(ctx, p, o)
 	rec, err := open(ctx, p, lib, o)
 	if err != nil {
 		rec = refused(o, err)
