@@ -194,8 +194,10 @@ func (s *Session) Wait(ctx context.Context) (*Result, error) {
 		s.Stop()
 	case <-s.stop:
 	}
-	defer close(s.done)
 	s.result, s.err = s.finish(ctx)
+	close(s.done)
+	// Shutdown waits for the stop request's answer to be written.
+	s.closeServer()
 	return s.result, s.err
 }
 
@@ -207,24 +209,16 @@ func (s *Session) finish(ctx context.Context) (*Result, error) {
 	<-s.parked
 	s.surf.Close()
 	if ctx.Err() != nil {
-		s.closeServer()
 		return nil, ctx.Err()
 	}
 	d, err := s.rec.Demonstration()
 	if err != nil {
-		s.closeServer()
 		return nil, err
 	}
 	co := s.o.Compile
 	co.Open, co.BaseURL, co.Redactor, co.Logger = s.o.Open, s.o.BaseURL, s.o.Redactor, s.o.Logger
 	co.Secrets = layered{first: co.Secrets, typed: s.rec.typedSecrets()}
-	res, err := Compile(ctx, d, co)
-	// The page waits for the result: the console closes after it is told.
-	go func() {
-		time.Sleep(500 * time.Millisecond)
-		s.closeServer()
-	}()
-	return res, err
+	return Compile(ctx, d, co)
 }
 
 func (s *Session) closeServer() {
