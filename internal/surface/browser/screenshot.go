@@ -157,3 +157,12 @@ func pixelRect(b domain.Rect, pageX, pageY, scale float64, bounds image.Rectangl
 	).Add(bounds.Min)
 	return r, !r.Empty()
 }
+
+// MaskPNG is the Go part of MaskedScreenshot on its own: it paints boxes
+// (page coordinates) black on data, a PNG of a visual viewport scrolled
+// to (pageX, pageY) whose client size is width×height CSS pixels, and
+// encodes the result as MaskedScreenshot does. The capture benchmark
+// (bench/capture_bench_test.go) times it against the encoder it replaced.
+func MaskPNG(data []byte, boxes []domain.Rect, pageX, pageY, width, height float64) ([]byte, error) {
+	return maskViewport(data, boxes, &page.VisualViewport{PageX: pageX, PageY: pageY, ClientWidth: width, ClientHeight: height})
+}
