@@ -112,7 +112,7 @@ func Start(ctx context.Context, o Options) (*Session, error) {
 
 // enter navigates the session to the base URL, as the automation holder.
 func (s *Session) enter(ctx context.Context) error {
-	if s.o.Kind != domain.SurfaceWeb {
+	if s.o.Kind != domain.SurfaceWeb && s.o.Kind != domain.SurfaceDesktop { // a desktop navigation launches the application
 		return nil
 	}
 	pol, err := policy.New(policy.Config{Profile: policy.ProfileAutomation, AllowedDomains: s.run.Domains(nil),

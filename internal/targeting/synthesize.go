@@ -202,8 +202,9 @@ func anchorsFor(s *domain.UiSnapshot, i int) []domain.Anchor {
 // SynthesizeForRead describes node i for reading its value (an extract
 // step): a descriptor that does not depend on the text it reads, so it finds
 // the same field on another record. It tries the node's anchors (row_of,
-// labelled_by, adjacent_to) without a name, and falls back to [Synthesize]
-// when no anchor describes the node uniquely; the bool reports whether the
+// labelled_by, adjacent_to) without a name, then its role alone when no
+// other node has that role, and falls back to [Synthesize] when neither
+// describes the node uniquely; the bool reports whether the
 // result is value independent.
 func SynthesizeForRead(s *domain.UiSnapshot, i int) (domain.TargetDescriptor, bool, error) {
 	if s == nil || i < 0 || i >= len(s.Nodes) {
@@ -216,6 +217,13 @@ func SynthesizeForRead(s *domain.UiSnapshot, i int) (domain.TargetDescriptor, bo
 	}
 	for _, a := range anchorsFor(s, i) {
 		d := domain.TargetDescriptor{Role: n.Role, Anchor: &a, Scope: sc}
+		if res, err := Resolve(s, d); err == nil && res.Node == i {
+			d.RecordedStrategy = res.Strategy
+			return d, true, nil
+		}
+	}
+	// The only node of its role (a status bar) is found by its role alone.
+	if d := (domain.TargetDescriptor{Role: n.Role, Scope: sc}); n.Name != "" {
 		if res, err := Resolve(s, d); err == nil && res.Node == i {
 			d.RecordedStrategy = res.Strategy
 			return d, true, nil

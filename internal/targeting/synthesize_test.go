@@ -174,3 +174,42 @@ func TestRowOfSkipsBlankSpacerCells(t *testing.T) {
 		t.Errorf("resolved %q, want the value cell Active", got)
 	}
 }
+
+// TestSynthesizeForReadUniqueRole: a value with no anchor that is the only
+// node of its role (a status bar) is read by its role alone, not by the
+// text it shows; a second node of the role falls back to the name.
+func TestSynthesizeForReadUniqueRole(t *testing.T) {
+	t.Parallel()
+	snap := func(extra ...domain.Node) *domain.UiSnapshot {
+		nodes := []domain.Node{
+			{Index: 0, Role: "document", Parent: -1, Children: []int{1, 2}},
+			{Index: 1, Role: "button", Name: "Greet", Parent: 0},
+			{Index: 2, Role: "status", Name: "Hello, Ada (Red)", Parent: 0},
+		}
+		for _, e := range extra {
+			e.Index, e.Parent = len(nodes), 0
+			nodes[0].Children = append(nodes[0].Children, e.Index)
+			nodes = append(nodes, e)
+		}
+		return perception.Normalize(&domain.UiSnapshot{Frames: []domain.Frame{{Path: "", Root: 0}}, Nodes: nodes})
+	}
+	index := func(s *domain.UiSnapshot) int {
+		for i, n := range s.Nodes {
+			if n.Name == "Hello, Ada (Red)" {
+				return i
+			}
+		}
+		t.Fatal("no status node")
+		return -1
+	}
+	s := snap()
+	d, independent, err := SynthesizeForRead(s, index(s))
+	if err != nil || !independent || d.Role != "status" || d.Name != nil || d.Anchor != nil {
+		t.Fatalf("unique status: %+v %v %v, want role status alone", d, independent, err)
+	}
+	s = snap(domain.Node{Role: "status", Name: "Ready"})
+	d, independent, err = SynthesizeForRead(s, index(s))
+	if err != nil || independent || d.Name == nil {
+		t.Errorf("two status nodes: %+v %v %v, want the named fallback", d, independent, err)
+	}
+}

@@ -24,7 +24,8 @@ import (
 //     activate or click action;
 //   - focus grabs keyboard focus (Component GrabFocus);
 //   - raw_input hit-tests the point (Component GetAccessibleAtPoint) and
-//     clicks the node under it.
+//     clicks the node under it (focuses it when it is editable text), or
+//     with a key, types it into the focused node (see rawKey).
 //
 // It refuses a zero action or an unbound secret with ErrUnauthorized, a node
 // of another (or a replaced) application or window with ErrStale, and
@@ -68,7 +69,7 @@ func (s *Surface) Dispatch(ctx context.Context, a policy.AuthorizedAction) (surf
 		err = s.focus(ctx, a.Node())
 	case domain.ActRawInput:
 		x, y := a.Point()
-		res.Navigated, err = s.rawClick(ctx, x, y)
+		res.Navigated, err = s.rawInput(ctx, x, y, a.Key(), a.Node())
 	default:
 		err = surface.ErrUnsupported
 	}
@@ -328,6 +329,9 @@ func (s *Surface) rawClick(ctx context.Context, x, y float64) (bool, error) {
 			cur, hit = next, true
 		}
 		if hit {
+			if focused, err := s.focusAt(ctx, cur); focused {
+				return false, err
+			}
 			n := &domain.Node{Ref: cur.String(), Role: "node at point"}
 			return s.click(ctx, n)
 		}

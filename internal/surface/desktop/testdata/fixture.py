@@ -6,8 +6,9 @@ through AT-SPI's Action, EditableText and Selection interfaces.
 Usage: fixture.py [--rename OLD=NEW]... URL
 
 URL names the page to open (".../main.html", ".../second.html",
-".../frames.html", or ".../secret.html" with a password field "PIN", for
-the screenshot mask); the application announces the document it shows as the
+".../frames.html", ".../secret.html" with a password field "PIN", for
+the screenshot mask, or ".../signon.html", a PIN and a "Sign on" button that
+opens the main page once a PIN is typed); the application announces the document it shows as the
 accessible description of its main window, the way a browser names its
 document. Windows play the part of frames: page "frames" opens two more
 windows titled "nav" and "content". --rename relabels a button (the
@@ -21,12 +22,13 @@ gi.require_version("Gtk", "3.0")
 gi.require_version("Atk", "1.0")
 from gi.repository import Atk, Gtk  # noqa: E402
 
-TITLES = {"main": "Conformance", "second": "Second", "frames": "Frames", "secret": "Secret"}
+TITLES = {"main": "Conformance", "second": "Second", "frames": "Frames", "secret": "Secret", "signon": "Sign on"}
 
 
 class Fixture:
     def __init__(self, url, renames):
-        self.base = url.rsplit("/", 1)[0]
+        # a capability's entrypoint is "{base_url}/": ".../signon.html/"
+        self.base = url.rstrip("/").rsplit("/", 1)[0]
         self.renames = renames
         self.extra = []
         self.win = Gtk.Window()
@@ -44,7 +46,7 @@ class Fixture:
         return self.base + "/" + page + ".html"
 
     def show(self, url):
-        page = url.rsplit("/", 1)[-1].split(".", 1)[0]
+        page = url.rstrip("/").rsplit("/", 1)[-1].split(".", 1)[0]
         if page not in TITLES:
             page = "main"
         for w in self.extra:
@@ -83,6 +85,13 @@ class Fixture:
         pin.set_visibility(False)
         pin.get_accessible().set_name("PIN")
         self.box.pack_start(pin, False, False, 0)
+
+    def page_signon(self):
+        pin = Gtk.Entry()
+        pin.set_visibility(False)
+        pin.get_accessible().set_name("PIN")
+        self.box.pack_start(pin, False, False, 0)
+        self.button("Sign on", lambda *_: self.show(self.url("main")) if pin.get_text() else None)
 
     def page_second(self):
         self.link("Back", "main")
