@@ -69,6 +69,10 @@ type Options struct {
 	// [domain.Reentry]) instead of navigating to its entrypoint. A run on
 	// a cold session never reenters.
 	Warm bool
+	// EvidenceLevel raises the capability's evidence level for this run
+	// (full), or lowers it to none for a read-only capability; "" keeps
+	// the capability's (evidence.go).
+	EvidenceLevel domain.EvidenceLevel
 	// Proposer, when set, is told about a top-level step halted on its
 	// target (heal.go); the run ends the same either way.
 	Proposer Proposer
@@ -84,6 +88,7 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 	rt, err := runtime.NewRun(runtime.RunConfig{
 		Base: runtime.Base{Logger: o.Logger, Now: o.Now}, ID: o.RunID, BaseURL: o.BaseURL, Actor: domain.ActorAutomation,
 		Holder: o.Holder, Lease: o.Lease, Redactor: o.Redactor, Secrets: o.Secrets, Evidence: o.Evidence, DataDir: o.DataDir,
+		EvidenceLevel: evidenceLevel(o.Capability.Capability, o.EvidenceLevel),
 	})
 	if err != nil {
 		return nil, err
@@ -112,6 +117,7 @@ func Run(ctx context.Context, o Options) (*domain.RunRecord, error) {
 	// and store it as it is.
 	out := evidence.RedactRecord(r.sinkRecord(), o.Redactor)
 	if rt.Evidence != nil {
+		r.endEvidence(ctx)
 		r.emit("", evidence.RunFinished{Status: rec.Status, FailureCode: rec.FailureCode, Outcome: rec.Outcome})
 		err := rt.Evidence.WriteRecord(out)
 		if err == nil {
@@ -174,6 +180,8 @@ type run struct {
 	// lastSnap is the newest snapshot classified (top run only), for the
 	// app's own error text in a failure message.
 	lastSnap *domain.UiSnapshot
+	// refused: a check refused the run before its first dispatch.
+	refused bool
 }
 
 // top returns the outermost run.
@@ -345,6 +353,9 @@ func (r *run) execute(ctx context.Context) *end {
 	}
 	r.inputs = inputs
 	r.started(r.inputs)
+	if e := r.refuseEvidence(); e != nil {
+		return e
+	}
 	// Input placeholders in targets and predicates ("Member
 	// {input.member_id}") are bound once: targeting never sees inputs.
 	bound, err := bindRun(r.c, inputs)
@@ -414,11 +425,12 @@ func (r *run) started(inputs map[string]any) {
 		}
 	}
 	r.emit("", evidence.RunStarted{Capability: r.c.Ref(), ContentHash: r.o.Capability.Hash, BaseURL: r.o.BaseURL,
-		Inputs: inputs, Sensitive: sensitive})
+		Inputs: inputs, Sensitive: sensitive, Evidence: r.rt.EvidenceLevel()})
 }
 
 // refuse records that check refused the run before its first dispatch.
 func (r *run) refuse(check string, e *end) *end {
+	r.refused = true
 	r.emit("", evidence.RunRefused{Code: e.code, Check: check, Reason: e.msg})
 	return e
 }

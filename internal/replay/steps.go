@@ -476,8 +476,9 @@ func (r *run) recordStep(ctx context.Context, res domain.StepResult, started tim
 		r.o.OnStep(res)
 	}
 	ev := evidence.StepFinished{Status: res.Status, Strategy: res.Strategy, DurationMS: res.DurationMS}
-	// The screen after the step, masked, joined to its event by name.
-	ev.Screenshot = r.rt.StepScreenshot(ctx, r.disp, len(r.rec.Steps))
+	// The screen after the step: its digest, and, when the evidence level
+	// keeps it, masked, joined to its event by name.
+	r.stepEvidence(ctx, &ev, res, e)
 	if res.Effect != "" {
 		ev.Risk, ev.Effect = res.Risk, res.Effect
 	}

@@ -76,6 +76,7 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *replayOptions)
 	fl.BoolVar(&r.AllowIrreversible, "allow-irreversible", false, "allow irreversible actions (an approval of this exact content is also required)")
 	fl.StringVar(&opts.ApprovalFile, "approval", "", "approval record (JSON) for irreversible actions")
 	fl.StringArrayVar(&r.ReleasedGates, "release-gate", nil, "release the gate before step ID (repeatable)")
+	fl.Var(&r.EvidenceLevel, "evidence-level", "screenshots to keep: full (every step), decisive (the capability's default), none (read-only capabilities only)")
 	fl.BoolVar(&opts.Launch.Headful, "headful", false, "show the browser window")
 	fl.BoolVar(&opts.JSON, "json", false, "print the run record as JSON")
 	cmdutil.DataDirFlag(cmd, &r.DataDir)
@@ -108,6 +109,9 @@ func (o *replayOptions) validate(ctx context.Context) error {
 	}
 	r := &o.Run
 	r.Capability = l
+	if _, err := l.Capability.EvidenceFor(r.EvidenceLevel); err != nil {
+		return cmdutil.FlagErrorf("%v", err)
+	}
 	if r.Inputs, err = cmdutil.PairsFlag("--input", o.Inputs); err != nil {
 		return err
 	}
