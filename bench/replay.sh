@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Runs every cua benchmark through bench/cmd/benchrun and prints one table:
 # engine micro-benchmarks, the warm replay of the reference lookup against
-# Playwright and the bare-CDP floor (interleaved), the cold start of
-# bin/cua, K concurrent sessions on one browser, the UI drift suite,
-# `cua batch` throughput at 1 and 4 sessions (-batch-sessions 1,2,4,8
+# Playwright and the bare-CDP floor (interleaved; cua also at
+# --evidence-level none), the cold start of bin/cua, `cua replay --engine`
+# to its first dispatch on a warm `cua serve`, K concurrent sessions on one
+# browser, the UI drift suite, `cua batch` throughput at 1 and 4 sessions
+# side by side with the floor way (the bare-CDP lookup on as many sessions;
+# lookups/min and Chromium CPU per lookup; -batch-sessions 1,2,4,8
 # -batch-modes cold,warm for the whole sweep, about 15 minutes more), a fleet of two
 # `cua worker` processes on one private PostgreSQL (Debian's postgresql
 # binaries, as internal/store/pgtest starts them), and "stay on the page"
 # (Playwright looping on the search page vs cua on one warm session), and
 # the fault model (each MemberDesk write fault and a control, 10 transfers
-# each with and without effect contracts, judged from the ledger).
+# each with and without effect contracts, judged from the ledger). The
+# goals table judges issue 27's goals as ratios measured in the same run.
 # Writes bench/results/latest.json.
 #
 # Usage: bench/replay.sh [benchrun flags]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,12 +35,19 @@ type batchStep struct {
 	// one (another member's balance, a wrong outcome).
 	Wrong   int      `json:"wrong"`
 	Samples []string `json:"samples,omitempty"`
+	// ChromiumCPUMS is the Chromium CPU per lookup (the command's
+	// descendants, sampled every 200 ms), in ms.
+	ChromiumCPUMS float64 `json:"chromium_cpu_ms_per_lookup"`
 }
 
 // batchResults is the batch phase.
 type batchResults struct {
-	Steps  []batchStep `json:"steps"`
-	Method []string    `json:"method"`
+	Steps []batchStep `json:"steps"`
+	// Floor is the floor way at each number of sessions (issue27.go);
+	// Ratios pairs it with each step.
+	Floor  []floorBatch      `json:"floor"`
+	Ratios []throughputRatio `json:"ratios"`
+	Method []string          `json:"method"`
 }
 
 func runBatch(ctx context.Context, c *config, res *results, progress func(string, ...any)) error {
@@ -65,6 +73,8 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 		"cold: --warm-ttl 0 (a fresh browser context per run, signing on each time); warm: the default --warm-ttl (signed-on sessions kept by each worker); default: this cua has no --warm-ttl",
 		"lookups/min: rows over the wall time of the whole command (browser launch and sign-on included); run p50/p95: the jobs' recorded run durations",
 		"wrong: every row's status, outcome and outputs checked against MemberDesk's known answer for its member; failed and needs-human rows are not wrong, they gave no answer",
+		"floor way: the bare-CDP lookup (floor.go) by N sessions, each its own Chromium signed on once, over the same number of rows (the reference member on every row: the floor knows one page shape), run right after cua's steps at N; its wall time includes starting the browsers",
+		"Chromium CPU per lookup: every Chromium process of the way (cua batch's descendants sampled every 200 ms, each at its last reading), over the rows; ratio: cua / floor",
 	}}
 	res.Batch = br
 	for _, mode := range modes {
@@ -78,6 +88,16 @@ func runBatch(ctx context.Context, c *config, res *results, progress func(string
 				mode, n, st.Rows, st.WallSeconds, st.LookupsPerMin, st.RunDuration.MedianMS, st.RunDuration.P95MS, st.Failed, st.NeedsHuman, st.Wrong)
 		}
 	}
+	for _, n := range c.batchSessions {
+		fb, err := runFloorBatch(ctx, c, app.URL(), n, batchRowsAt(c.batchRows, n))
+		if err != nil {
+			return fmt.Errorf("floor way, %d sessions: %w", n, err)
+		}
+		br.Floor = append(br.Floor, fb)
+		progress("batch: floor N=%d: %d rows in %.1fs, %.0f/min, Chromium %.1f ms CPU per lookup, %d failed, %d wrong",
+			n, fb.Rows, fb.WallSeconds, fb.LookupsPerMin, fb.ChromiumCPUMS, fb.Failed, fb.Wrong)
+	}
+	br.ratios()
 	return nil
 }
 
@@ -102,8 +122,14 @@ func batchStepRun(ctx context.Context, c *config, base, dir string, n int, mode 
 	start := time.Now()
 	// A failed row makes the command exit 1; the results file still says
 	// which, so only a missing file is an error.
-	_, runErr := h.run(ctx, args...)
+	cmd := h.command(ctx, args...)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	ticks, runErr := runSampled(cmd)
 	wall := time.Since(start)
+	if runErr != nil {
+		runErr = fmt.Errorf("cua batch: %w\n%s", runErr, tail(errOut.String(), 2000))
+	}
 	rows, err := readRowResults(out)
 	if err != nil {
 		if runErr != nil {
@@ -116,6 +142,7 @@ func batchStepRun(ctx context.Context, c *config, base, dir string, n int, mode 
 	}
 	st.WallSeconds = round(wall.Seconds(), 1)
 	st.LookupsPerMin = round(float64(len(rows))/wall.Minutes(), 1)
+	st.ChromiumCPUMS = round(float64(ticks)*1000/clockTicks/float64(len(rows)), 1)
 	ids := make([]int64, 0, len(rows))
 	for _, r := range rows {
 		ids = append(ids, r.JobID)

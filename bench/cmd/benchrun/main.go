@@ -45,7 +45,7 @@ import (
 )
 
 // Phases, in the order they run.
-var phases = []string{"micro", "speed", "cold", "scale", "drift", "batch", "fleet", "stay", "faults"}
+var phases = []string{"micro", "speed", "cold", "engine", "scale", "drift", "batch", "fleet", "stay", "faults"}
 
 // config is the command line.
 type config struct {
@@ -285,6 +285,7 @@ func runAll(ctx context.Context, c *config) (*results, error) {
 	do("micro", func() error { return runMicro(ctx, c, res) })
 	do("speed", func() error { return runSpeed(ctx, c, res, progress) })
 	do("cold", func() error { return runCold(ctx, c, res) })
+	do("engine", func() error { return runEnginePhase(ctx, c, res, progress) })
 	do("scale", func() error { return runScale(ctx, c, res, progress) })
 	do("drift", func() error { return runDrift(ctx, c, res, progress) })
 	do("batch", func() error { return runBatch(ctx, c, res, progress) })
@@ -383,6 +384,7 @@ type engine struct {
 	lib     *replay.DirLibrary
 	dataDir string
 	prefix  string
+	level   domain.EvidenceLevel // "" is the capability's own
 	seq     atomic.Int64
 }
 
@@ -406,6 +408,7 @@ func (e *engine) run(ctx context.Context, sess surface.Surface, base string) (*d
 	return replay.Run(ctx, replay.Options{
 		Capability: e.cap, Library: e.lib, Inputs: map[string]string{"member_id": member},
 		BaseURL: base, Surface: sess, Secrets: appSecrets, Redactor: redact.New(), DataDir: e.dataDir, RunID: id,
+		EvidenceLevel: e.level,
 	})
 }
 

@@ -48,7 +48,8 @@ func goals(res *results) []goal {
 		)
 	}
 	gs = append(gs, queueGoals(res)...)
-	return append(gs, faultGoals(res)...)
+	gs = append(gs, faultGoals(res)...)
+	return append(gs, issue27Goals(res)...)
 }
 
 // queueGoals judges the batch, fleet and stay phases against issue 15's
@@ -243,8 +244,9 @@ func printTable(w io.Writer, res *results) {
 	}
 	printQueue(w, res)
 	printFaults(w, res)
+	printIssue27(w, res)
 	if len(res.Goals) > 0 {
-		fmt.Fprintln(w, "\n### Goals (issues 5, 15 and 26)")
+		fmt.Fprintln(w, "\n### Goals (issues 5, 15, 26 and 27)")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "| goal | target | measured | met |")
 		fmt.Fprintln(w, "| --- | --- | --- | --- |")

@@ -27,6 +27,7 @@ type results struct {
 	Micro         []microResult  `json:"micro,omitempty"`
 	Replay        *replaySpeed   `json:"replay,omitempty"`
 	ColdStart     *coldStart     `json:"cold_start,omitempty"`
+	Engine        *engineStart   `json:"engine,omitempty"`
 	Scale         []scaleStep    `json:"scale,omitempty"`
 	Drift         *driftResults  `json:"drift,omitempty"`
 	Batch         *batchResults  `json:"batch,omitempty"`

@@ -29,13 +29,18 @@ type replaySpeed struct {
 	// CuaNoEvidence is cua's engine with no evidence bundle (no data
 	// directory: no event log, no masked step screenshots), to show what
 	// the evidence costs and the engine's own distance to the floor.
-	CuaNoEvidence     dist           `json:"cua_no_evidence"`
-	NoEvidenceVsFloor float64        `json:"no_evidence_ratio_vs_floor"`
-	RatioVsPlaywright float64        `json:"ratio_vs_playwright"` // cua median / Playwright median
-	RatioVsFloor      float64        `json:"ratio_vs_floor"`      // cua median / floor median
-	P95RatioVsPW      float64        `json:"p95_ratio_vs_playwright"`
-	P95RatioVsFloor   float64        `json:"p95_ratio_vs_floor"`
-	Errors            map[string]int `json:"errors"`
+	CuaNoEvidence     dist    `json:"cua_no_evidence"`
+	NoEvidenceVsFloor float64 `json:"no_evidence_ratio_vs_floor"`
+	// EvidenceNone is cua with its evidence bundle at --evidence-level none
+	// (the event chain with each step's digest, no screenshot of a
+	// successful read-only run); Cua is the default level (decisive).
+	EvidenceNone        dist           `json:"cua_evidence_none"`
+	EvidenceNoneVsFloor float64        `json:"evidence_none_ratio_vs_floor"`
+	RatioVsPlaywright   float64        `json:"ratio_vs_playwright"` // cua median / Playwright median
+	RatioVsFloor        float64        `json:"ratio_vs_floor"`      // cua median / floor median
+	P95RatioVsPW        float64        `json:"p95_ratio_vs_playwright"`
+	P95RatioVsFloor     float64        `json:"p95_ratio_vs_floor"`
+	Errors              map[string]int `json:"errors"`
 	// CPU is the mean CPU time per timed lookup, by way: the client (the
 	// process driving the browser, plus this process, which serves the mock
 	// app for all three) and the way's own Chromium processes.
@@ -87,6 +92,12 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 	}
 	nw.label = "cua-no-evidence"
 	ways = append(ways, nw)
+	ew, err := newCuaWay(ctx, c, app.URL(), filepath.Join(tmp, "cua-none"), cw.chrome, nw.chrome)
+	if err != nil {
+		return fmt.Errorf("cua at --evidence-level none: %w", err)
+	}
+	ew.label, ew.eng.level = "cua-evidence-none", domain.EvidenceNone
+	ways = append(ways, ew)
 	pw, err := newPlaywrightWay(ctx, c, app.URL())
 	if err != nil {
 		return fmt.Errorf("playwright: %w", err)
@@ -97,7 +108,7 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 		return fmt.Errorf("floor: %w", err)
 	}
 	ways = append(ways, fw)
-	progress("speed: four ways signed on; %d warm-up and %d timed lookups each, interleaved", c.warmup, c.n)
+	progress("speed: %d ways signed on; %d warm-up and %d timed lookups each, interleaved", len(ways), c.warmup, c.n)
 
 	times := map[string][]float64{}
 	errs := map[string]int{}
@@ -132,8 +143,8 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 	}
 	r := &replaySpeed{
 		Lookups: c.n, Cua: summarize(times["cua"]), Playwright: summarize(times["playwright"]), Floor: summarize(times["floor"]),
-		CuaNoEvidence: summarize(times["cua-no-evidence"]),
-		Errors:        errs, CPU: map[string]cpuUse{},
+		CuaNoEvidence: summarize(times["cua-no-evidence"]), EvidenceNone: summarize(times["cua-evidence-none"]),
+		Errors: errs, CPU: map[string]cpuUse{},
 		Method: []string{
 			"each way has its own Chromium (/usr/bin/chromium, cua's headless flags), one isolated context, signed on once",
 			"a lookup: load the frameset, click Member Search in frame nav, type the member number, click Search, read Status, Savings Balance and As of",
@@ -141,6 +152,7 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 			"playwright: playwright-core getByRole locators in frameLocator('iframe[name=...]'), reads in parallel, timed inside node",
 			"floor: chromedp, Page.navigate + load, clicks at known coordinates, Input.insertText, waits on the content frame's DOMContentLoaded, one Runtime.evaluate to read",
 			"cua-no-evidence: the same engine with no data directory (no event log, no masked step screenshots)",
+			"cua: the capability's default evidence level (decisive); cua-evidence-none: replay.Options.EvidenceLevel none (cua replay --evidence-level none), its bundle written",
 			"rounds interleave the four ways, rotating their order; every lookup's outputs are checked",
 		},
 	}
@@ -160,6 +172,7 @@ func runSpeed(ctx context.Context, c *config, res *results, progress func(string
 		r.RatioVsFloor = round(r.Cua.MedianMS/r.Floor.MedianMS, 2)
 		r.P95RatioVsFloor = round(r.Cua.P95MS/r.Floor.P95MS, 2)
 		r.NoEvidenceVsFloor = round(r.CuaNoEvidence.MedianMS/r.Floor.MedianMS, 2)
+		r.EvidenceNoneVsFloor = round(r.EvidenceNone.MedianMS/r.Floor.MedianMS, 2)
 	}
 	res.Replay = r
 	return nil

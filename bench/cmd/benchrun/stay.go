@@ -34,6 +34,12 @@ type stayResult struct {
 	// run started on the page it was on, not at the entrypoint).
 	CuaReentered int `json:"cua_reentered"`
 	Warmup       int `json:"warmup"`
+	// CuaBatchPerMin is cua batch's rate on the loop (60 s over the median
+	// gap between runs' ends), PlaywrightPerMin the loop's (60 s over its
+	// median iteration); BatchVsPlaywright is their ratio (issue 27).
+	CuaBatchPerMin    float64 `json:"cua_batch_lookups_per_min"`
+	PlaywrightPerMin  float64 `json:"playwright_lookups_per_min"`
+	BatchVsPlaywright float64 `json:"batch_vs_playwright"`
 	// Ratio is the cua median over the Playwright loop's median.
 	Ratio    float64        `json:"ratio"`
 	P95Ratio float64        `json:"p95_ratio"`
@@ -76,11 +82,16 @@ func runStay(ctx context.Context, c *config, res *results, progress func(string,
 		sr.Ratio = round(sr.Cua.MedianMS/sr.Playwright.MedianMS, 2)
 		sr.P95Ratio = round(sr.Cua.P95MS/sr.Playwright.P95MS, 2)
 	}
+	if sr.Playwright.MedianMS > 0 && sr.CuaGap.MedianMS > 0 {
+		sr.PlaywrightPerMin, sr.CuaBatchPerMin = round(60000/sr.Playwright.MedianMS, 1), round(60000/sr.CuaGap.MedianMS, 1)
+		sr.BatchVsPlaywright = round(sr.CuaBatchPerMin/sr.PlaywrightPerMin, 2)
+	}
 	sr.Method = []string{
 		fmt.Sprintf("%d timed lookups per way after %d untimed, cycling members %v; every answer checked against MemberDesk's known one", c.stayN, c.warmup, stayMembers),
 		"playwright: bench/node/pwworker.mjs signs on once, opens Member Search, then loops: fill Member number, click Search, wait for Member Details, read Status, Savings Balance and As of (getByRole in frameLocator), click Member Search to be back; a lookup is one iteration, timed inside node",
 		fmt.Sprintf("cua: bin/cua batch %s --sessions 1 (one worker, one session; warm sessions: %v), the recorded duration of each run after the untimed ones; reentered: timed runs whose event log holds a reentered event", sr.CuaCapability, sr.CuaWarm),
 		"the two ways run one after the other on the same mock app, Playwright first; ratio: cua median / Playwright loop median",
+		"lookups/min (issue 27): cua batch's is 60 s over the median gap between consecutive runs' ends (run plus the queue's pickup), the loop's 60 s over its median iteration; cua runs at the capability's default evidence level",
 	}
 	if sr.CuaCapability != quickRef || !sr.CuaWarm {
 		sr.Method = append(sr.Method, "NOT the goal's comparison yet: this tree lacks the reentry capability or warm sessions, so cua starts every run from the entrypoint")

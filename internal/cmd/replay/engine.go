@@ -32,11 +32,11 @@ func runEngine(ctx context.Context, o *replayOptions, fl *pflag.FlagSet, token f
 	var err error
 	fl.Visit(func(f *pflag.Flag) {
 		if ok := map[string]bool{"engine": true, "input": true, "base-url": true, "release-gate": true, "json": true,
-			"unattended": true, "idempotency-key": true, "data-dir": true}[f.Name]; !ok && err == nil {
+			"unattended": true, "idempotency-key": true, "data-dir": true, "evidence-level": true}[f.Name]; !ok && err == nil {
 			err = cmdutil.FlagErrorf("--%s: not with --engine (the engine's own browser, secrets, evidence and approvals apply)", f.Name)
 		}
 	})
-	a := jobs.RunArgs{Ref: o.File, BaseURL: o.Run.BaseURL, ReleaseGates: o.Run.ReleasedGates, Unattended: o.Gate.Unattended, IdempotencyKey: o.Gate.IdempotencyKey}
+	a := jobs.RunArgs{Ref: o.File, BaseURL: o.Run.BaseURL, ReleaseGates: o.Run.ReleasedGates, Unattended: o.Gate.Unattended, IdempotencyKey: o.Gate.IdempotencyKey, Evidence: o.Run.EvidenceLevel}
 	if err != nil || cmdutil.HTTPURL("--base-url", a.BaseURL) != nil {
 		return errors.Join(err, cmdutil.HTTPURL("--base-url", a.BaseURL))
 	}
