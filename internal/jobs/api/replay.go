@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -98,6 +99,9 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "body", "invalid run: "+err.Error())
 		return
 	}
+	// Read the body to its end: only then does the server watch the
+	// connection and end the request's context when the caller goes.
+	_, _ = io.Copy(io.Discard, r.Body)
 	a.SubmittedBy = callerOf(r) // never the body's
 	j, err := h.q.Submit(r.Context(), a)
 	if errors.Is(err, jobs.ErrRefused) {
@@ -109,9 +113,11 @@ func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "", "submit failed")
 		return
 	}
-	// The server's write timeout is for ordinary requests; this one lasts
-	// as long as its run.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(maxReplayWait))
+	// The server's read and write timeouts are for ordinary requests; this
+	// one lasts as long as its run (a read deadline passing would cancel
+	// the request's context, and with it the job).
+	rc, until := http.NewResponseController(w), time.Now().Add(maxReplayWait)
+	_, _ = rc.SetReadDeadline(until), rc.SetWriteDeadline(until)
 	j, err = h.wait(r.Context(), j)
 	if err != nil {
 		if !j.Duplicate && r.Context().Err() != nil {
