@@ -7,6 +7,9 @@
 //     event-chain append) and progresskey_bench_test.go (StableProgressKey
 //     on huge, cyclic and shared-child states). All are valid with
 //     -benchtime=1x.
+//   - capture_bench_test.go: the masked screenshot's parts (Chromium's
+//     capture, the Go decode/mask/encode) and the ways of taking one that
+//     were tried (docs/explanation/capture.md).
 //   - replay_bench_test.go: a warm replay of the reference lookup in real
 //     Chromium against the mock app.
 //   - cmd/benchrun: the driver behind `make bench` (bench/replay.sh). It
@@ -20,5 +23,6 @@
 //   - node/: the Playwright worker and its package.json and lockfile
 //     (playwright-core, driving /usr/bin/chromium).
 //
-// See README "Performance" for the latest numbers and how to reproduce them.
+// docs/explanation/performance.md has the latest numbers and how to
+// reproduce them; the README carries the headline.
 package bench

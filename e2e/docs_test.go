@@ -30,6 +30,7 @@ var docsRunBy = map[string]string{
 	"how-to/discover.md":       "TestHowTos",
 	"how-to/codegen.md":        "TestHowTos",
 	"how-to/mcp.md":            "TestHowTos",
+	"tutorial/record.md":       "TestRecordTutorial",
 }
 
 // docBlock is one fenced block of a Markdown page.
