@@ -117,6 +117,9 @@ var Rules = []Rule{
 	// The desktop adapter also masks its own X screenshots with redact's
 	// MaskPNG (sensitive nodes' boxes black), as web screenshots are masked.
 	{Pkg: surface + "/desktop", MayImport: []string{domain, perception, policy, redact, surface}},
+	// The browser adapter paints its masks with redact's Blacken, the one
+	// painting of every masked screenshot.
+	{Pkg: surface + "/browser", MayImport: []string{domain, perception, policy, statewire, redact, surface}},
 	{Pkg: runtime, MayImport: runtimeMay},
 	// Runtime and below; never agent, model or a model SDK (invariant 1 is
 	// also checked transitively by rule no-model-in-replay).

@@ -175,28 +175,41 @@ func MaskPNG(data []byte, boxes []domain.Rect, scale float64) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mask png: decode: %w", err)
 	}
+	var rects []image.Rectangle
+	for _, b := range boxes {
+		if rect, ok := pixelRect(b, scale, src.Bounds()); ok {
+			rects = append(rects, rect)
+		}
+	}
+	img := Blacken(src, rects)
+	var out bytes.Buffer
+	if err := png.Encode(&out, img); err != nil {
+		return nil, fmt.Errorf("mask png: encode: %w", err)
+	}
+	return out.Bytes(), nil
+}
+
+// Blacken paints rects of src exact opaque black and returns what it
+// painted: src itself when it is RGBA or NRGBA, else an NRGBA copy
+// (paletted and grey images cannot hold exact black everywhere). Every
+// masked screenshot, web or desktop, is painted here.
+func Blacken(src image.Image, rects []image.Rectangle) draw.Image {
 	var img draw.Image
 	switch m := src.(type) {
 	case *image.RGBA:
 		img = m
 	case *image.NRGBA:
 		img = m
-	default: // paletted and grey images cannot hold exact black everywhere
+	default:
 		nm := image.NewNRGBA(src.Bounds())
 		draw.Draw(nm, nm.Bounds(), src, src.Bounds().Min, draw.Src)
 		img = nm
 	}
 	black := image.NewUniform(color.NRGBA{A: 0xff})
-	for _, b := range boxes {
-		if rect, ok := pixelRect(b, scale, img.Bounds()); ok {
-			draw.Draw(img, rect, black, image.Point{}, draw.Src)
-		}
+	for _, r := range rects {
+		draw.Draw(img, r, black, image.Point{}, draw.Src)
 	}
-	var out bytes.Buffer
-	if err := png.Encode(&out, img); err != nil {
-		return nil, fmt.Errorf("mask png: encode: %w", err)
-	}
-	return out.Bytes(), nil
+	return img
 }
 
 // pixelRect converts a CSS box to the image pixels it touches, clipped to

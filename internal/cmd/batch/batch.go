@@ -52,7 +52,6 @@ func NewCmdBatch(f *cmdutil.Factory, runF func(context.Context, *BatchOptions) e
 	}
 	w := &o.Worker
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
-	workercmd.WarmFlag(cmd, &w.WarmTTL)
 	workercmd.AllowOriginFlag(cmd, &w.AllowOrigins)
 	fl := cmd.Flags()
 	fl.Lookup("workers").Hidden = true
@@ -64,21 +63,14 @@ func NewCmdBatch(f *cmdutil.Factory, runF func(context.Context, *BatchOptions) e
 	fl.BoolVar(&o.Args.Unattended, "unattended", false, "require a catalog approval covering each row's inputs")
 	fl.StringArrayVar(&o.Args.ReleaseGates, "release-gate", nil, "release the gate before step ID (repeatable)")
 	fl.Var(&o.Args.Evidence, "evidence-level", "screenshots each run keeps: full (every step), decisive (the capability's default), none (read-only capabilities only)")
-	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
-	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	workercmd.SessionFlags(cmd, w)
 	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
 }
 
 // Validate checks every flag and reads the rows before the queue opens.
 func (o *BatchOptions) Validate() error {
-	if err := workercmd.ResolveQueue(&o.Worker.Store, &o.Worker.Queue); err != nil {
-		return err
-	}
-	if o.Worker.Queue.Workers < 0 {
-		return cmdutil.FlagErrorf("--sessions: want 0 or more, got %d", o.Worker.Queue.Workers)
-	}
-	if err := workercmd.CheckWarm(o.Worker.WarmTTL); err != nil {
+	if err := o.Worker.ValidateQueue("--sessions", 0); err != nil {
 		return err
 	}
 	if o.Inputs == "" {

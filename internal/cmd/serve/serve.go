@@ -61,7 +61,6 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	}
 	w := &o.Worker
 	workercmd.QueueFlags(cmd, &w.Store, &w.Queue)
-	workercmd.WarmFlag(cmd, &w.WarmTTL)
 	workercmd.AllowOriginFlag(cmd, &w.AllowOrigins)
 	workercmd.StopGraceFlag(cmd, &w.StopGrace)
 	fl := cmd.Flags()
@@ -71,8 +70,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 	fl.BoolVar(&o.AllowRemote, "allow-remote", false, "allow a non-loopback --addr (needs --tls-cert and --tls-key)")
 	fl.StringVar(&o.TLSCert, "tls-cert", "", "serve HTTPS with this PEM certificate chain (with --tls-key)")
 	fl.StringVar(&o.TLSKey, "tls-key", "", "the PEM private key of --tls-cert")
-	fl.StringVar(&w.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
-	fl.StringVar(&w.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	workercmd.SessionFlags(cmd, w)
 	fl.BoolVar(&o.RiverUI, "river-ui", false, "also serve River's own UI, read-only, under /river/ (browsers sign in at /signin with the token)")
 	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
@@ -80,13 +78,7 @@ func NewCmdServe(f *cmdutil.Factory, runF func(context.Context, *ServeOptions) e
 
 // Validate checks the flags before anything opens.
 func (o *ServeOptions) Validate() error {
-	if err := workercmd.ResolveQueue(&o.Worker.Store, &o.Worker.Queue); err != nil {
-		return err
-	}
-	if o.Worker.Queue.Workers < 0 {
-		return cmdutil.FlagErrorf("--workers: want 0 or more, got %d", o.Worker.Queue.Workers)
-	}
-	if err := workercmd.CheckWarm(o.Worker.WarmTTL); err != nil {
+	if err := o.Worker.ValidateQueue("--workers", 0); err != nil {
 		return err
 	}
 	if err := workercmd.CheckStopGrace(o.Worker.StopGrace); err != nil {

@@ -63,12 +63,9 @@ func NewCmdWorker(f *cmdutil.Factory, runF func(context.Context, *WorkerOptions)
 		},
 	}
 	QueueFlags(cmd, &o.Store, &o.Queue)
-	WarmFlag(cmd, &o.WarmTTL)
 	AllowOriginFlag(cmd, &o.AllowOrigins)
 	StopGraceFlag(cmd, &o.StopGrace)
-	fl := cmd.Flags()
-	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
-	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
+	SessionFlags(cmd, o)
 	consolecmd.BindRelay(cmd, &o.Relay)
 	cmdutil.PublishEvidenceFlag(f, cmd)
 	return cmd
@@ -84,34 +81,38 @@ func QueueFlags(cmd *cobra.Command, st *launch.StoreOptions, q *jobs.Config) {
 	fl.DurationVar(&q.RescueAfter, "rescue-after", 0, "hand a run whose worker vanished to another after this long (default job timeout + 30s)")
 }
 
-// WarmFlag binds --warm-ttl, the warm sessions of every command that
-// works runs.
-func WarmFlag(cmd *cobra.Command, ttl *time.Duration) {
-	cmd.Flags().DurationVar(ttl, "warm-ttl", 5*time.Minute,
+// SessionFlags binds --warm-ttl, --browser and --secrets for a command
+// that works runs in its own browser sessions.
+func SessionFlags(cmd *cobra.Command, o *WorkerOptions) {
+	fl := cmd.Flags()
+	fl.DurationVar(&o.WarmTTL, "warm-ttl", 5*time.Minute,
 		"keep a signed-on browser context this long between runs of a capability (under the app's session timeout; 0: a fresh context per run)")
+	fl.StringVar(&o.Launch.Browser, "browser", "", "Chromium executable (default $CUA_BROWSER or /usr/bin/chromium)")
+	fl.StringVar(&o.SecretsFile, "secrets", "", "JSON file of secret values (mode 0600)")
 }
 
-// CheckWarm validates --warm-ttl.
-func CheckWarm(ttl time.Duration) error {
-	if ttl < 0 {
-		return cmdutil.FlagErrorf("--warm-ttl: want 0 or a positive duration, got %s", ttl)
+// ValidateQueue checks what worker, batch and serve share: the queue's
+// location, how many runs work at once (flag, >= least) and --warm-ttl.
+func (o *WorkerOptions) ValidateQueue(flag string, least int) error {
+	if err := ResolveQueue(&o.Store, &o.Queue); err != nil {
+		return err
+	}
+	if o.Queue.Workers < least {
+		return cmdutil.FlagErrorf("%s: want %d or more, got %d", flag, least, o.Queue.Workers)
+	}
+	if o.WarmTTL < 0 {
+		return cmdutil.FlagErrorf("--warm-ttl: want 0 or a positive duration, got %s", o.WarmTTL)
 	}
 	return nil
 }
 
 // Validate checks the flags before anything opens.
 func (o *WorkerOptions) Validate() error {
-	if err := ResolveQueue(&o.Store, &o.Queue); err != nil {
-		return err
-	}
-	if err := CheckWarm(o.WarmTTL); err != nil {
+	if err := o.ValidateQueue("--workers", 1); err != nil {
 		return err
 	}
 	if err := CheckStopGrace(o.StopGrace); err != nil {
 		return err
-	}
-	if o.Queue.Workers < 1 {
-		return cmdutil.FlagErrorf("--workers: want 1 or more, got %d", o.Queue.Workers)
 	}
 	if err := o.Relay.Validate(); err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"image"
-	"image/color"
-	"image/draw"
 	"image/png"
 	"math"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 
 	"github.com/cuahq/cua/internal/domain"
+	"github.com/cuahq/cua/internal/redact"
 	"github.com/cuahq/cua/internal/surface"
 )
 
@@ -115,22 +114,7 @@ func maskViewport(data []byte, boxes []domain.Rect, vv *page.VisualViewport) ([]
 	if src.Bounds() != bounds {
 		return nil, fmt.Errorf("decode: image is %v, its header said %v", src.Bounds(), bounds)
 	}
-	var img draw.Image
-	switch m := src.(type) {
-	case *image.RGBA:
-		img = m
-	case *image.NRGBA:
-		img = m
-	default: // paletted and grey images cannot hold exact black everywhere
-		nm := image.NewNRGBA(src.Bounds())
-		draw.Draw(nm, nm.Bounds(), src, src.Bounds().Min, draw.Src)
-		img = nm
-	}
-	black := image.NewUniform(color.NRGBA{A: 0xff})
-	for _, r := range rects {
-		draw.Draw(img, r, black, image.Point{}, draw.Src)
-	}
-	out, err := encodePNG(img)
+	out, err := encodePNG(redact.Blacken(src, rects))
 	if err != nil {
 		return nil, fmt.Errorf("encode: %w", err)
 	}
