@@ -48,7 +48,7 @@ scan: ## Fail on key-shaped strings in the repository (cua secrets scan; fixture
 
 .PHONY: test
 test: deps lint scan ## Vet, gofmt, secrets scan, and run every test with the race detector
-	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(GO) test -race -count=1 -timeout 25m $(PKGS)
 
 .PHONY: docs
 docs: ## Regenerate the CLI reference, docs/reference/cli (one page per command; a stale page fails make test)
