@@ -76,8 +76,8 @@ func (c *Capability) ReadOnly() bool {
 // EvidenceFor is the level a run of c keeps: the higher of c's declared
 // level (decisive when absent) and override (a run's --evidence-level;
 // "" none), except that override none lowers it to none, which only a
-// read-only capability (ReadOnly) allows; for any other the error names
-// --evidence-level.
+// read-only capability (ReadOnly) that does not seal full allows; for any
+// other the error names --evidence-level.
 func (c *Capability) EvidenceFor(override EvidenceLevel) (EvidenceLevel, error) {
 	declared := c.Evidence
 	if declared == "" {
@@ -87,6 +87,10 @@ func (c *Capability) EvidenceFor(override EvidenceLevel) (EvidenceLevel, error) 
 	case "":
 		return declared, nil
 	case EvidenceNone:
+		if declared == EvidenceFull {
+			return "", Errorf(CodePolicyDenied, "--evidence-level none: %s seals evidence: full, which its approval covers; a run may raise "+
+				"a capability's evidence, never lower it", c.Ref())
+		}
 		if !c.ReadOnly() {
 			return "", Errorf(CodePolicyDenied, "--evidence-level none: %s is not read-only (a step above safe risk, gated or with an effect contract), "+
 				"so its decisive screens are always kept; use --evidence-level decisive or full", c.Ref())

@@ -8,7 +8,8 @@ import (
 )
 
 // TestEvidenceFor: a run keeps the higher of the capability's level and
-// its own; none only for a read-only capability, refused naming
+// its own; none only for a read-only capability that does not seal full
+// (an approval covers the sealed level), refused naming
 // --evidence-level for one with an elevated step, a gate or an effect
 // contract (a loop's inner step included).
 func TestEvidenceFor(t *testing.T) {
@@ -29,7 +30,7 @@ func TestEvidenceFor(t *testing.T) {
 		{ro, domain.EvidenceFull, domain.EvidenceFull, ""},
 		{ro, domain.EvidenceNone, domain.EvidenceNone, ""},
 		{full, domain.EvidenceDecisive, domain.EvidenceFull, ""},
-		{full, domain.EvidenceNone, domain.EvidenceNone, ""},
+		{full, domain.EvidenceNone, "", "--evidence-level none: a.full@1.0.0 seals evidence: full"},
 		{gated, domain.EvidenceNone, "", "--evidence-level none: a.gate@1.0.0 is not read-only"},
 		{loop, domain.EvidenceNone, "", "--evidence-level none: a.loop@1.0.0 is not read-only"},
 		{effect, domain.EvidenceNone, "", "not read-only"},

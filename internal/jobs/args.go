@@ -53,8 +53,9 @@ type RunArgs struct {
 	// empty for a run queued otherwise (`cua batch`).
 	SubmittedBy string `json:"submitted_by,omitempty"`
 	// Evidence raises the capability's evidence level for the run (full),
-	// or lowers it to none for a read-only capability (refused for any
-	// other when the job is submitted); empty keeps the capability's.
+	// or lowers it to none for a read-only capability that does not seal
+	// full (refused for any other when the job is submitted); empty keeps
+	// the capability's.
 	Evidence domain.EvidenceLevel `json:"evidence,omitempty"`
 }
 

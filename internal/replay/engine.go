@@ -70,8 +70,8 @@ type Options struct {
 	// a cold session never reenters.
 	Warm bool
 	// EvidenceLevel raises the capability's evidence level for this run
-	// (full), or lowers it to none for a read-only capability; "" keeps
-	// the capability's (evidence.go).
+	// (full), or lowers it to none for a read-only capability that does
+	// not seal full; "" keeps the capability's (evidence.go).
 	EvidenceLevel domain.EvidenceLevel
 	// Proposer, when set, is told about a top-level step halted on its
 	// target (heal.go); the run ends the same either way.
