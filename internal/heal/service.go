@@ -48,6 +48,23 @@ func Open(st store.Store, cat *catalog.Catalog, logger *slog.Logger) (*Service, 
 	return New(hs, cat, nil, logger), nil
 }
 
+// Watch is what a run queue needs of heal: "ID@active" resolved to the
+// active version, and each finished run of it judged (a pass, a
+// promotion or a revert).
+type Watch interface {
+	ResolveRef(ctx context.Context, ref string) (string, error)
+	Observe(ctx context.Context, rec *domain.RunRecord) (string, error)
+}
+
+// OpenWatch is Open as a Watch: nil (no heal, "ID@active" unresolved)
+// when st keeps no heal proposals.
+func OpenWatch(st store.Store, cat *catalog.Catalog) Watch {
+	if s, err := Open(st, cat, nil); err == nil {
+		return s
+	}
+	return nil
+}
+
 // Note is what a halted run's evidence records of its proposal (heal.jsonl).
 type Note struct {
 	Step     string `json:"step"`

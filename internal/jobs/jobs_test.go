@@ -41,6 +41,11 @@ type fakeRunner struct {
 	n           atomic.Int32
 	// inputs are the inputs each run was given, by run id.
 	inputs map[string]map[string]string
+	// refs are the capability id@version each run was given, by run id.
+	refs map[string]string
+	// fail, when it returns true for a run, ends it FAILED
+	// TARGET_NOT_FOUND instead of SUCCESS.
+	fail func(runID string) bool
 }
 
 func (f *fakeRunner) Run(ctx context.Context, r jobs.Request) (*domain.RunRecord, error) {
@@ -50,6 +55,10 @@ func (f *fakeRunner) Run(ctx context.Context, r jobs.Request) (*domain.RunRecord
 		f.inputs = map[string]map[string]string{}
 	}
 	f.inputs[r.RunID] = r.Inputs
+	if f.refs == nil {
+		f.refs = map[string]string{}
+	}
+	f.refs[r.RunID] = r.Capability.Capability.Ref()
 	f.mu.Unlock()
 	f.n.Add(1)
 	in := map[string]any{}
@@ -62,8 +71,11 @@ func (f *fakeRunner) Run(ctx context.Context, r jobs.Request) (*domain.RunRecord
 	if f.die != nil && f.die(r.RunID) {
 		return nil, errors.New("session lost")
 	}
-	rec := &domain.RunRecord{RunID: r.RunID, Capability: r.Capability.Capability.Ref(), Status: domain.StatusSuccess,
+	rec := &domain.RunRecord{RunID: r.RunID, Capability: r.Capability.Capability.Ref(), ContentHash: r.Capability.Hash, Status: domain.StatusSuccess,
 		Outputs: map[string]any{"member": r.Inputs["member_id"]}, StartedAt: time.Now().Format(time.RFC3339Nano)}
+	if f.fail != nil && f.fail(r.RunID) {
+		rec.Status, rec.FailureCode, rec.Outputs = domain.StatusFailed, domain.CodeTargetNotFound, nil
+	}
 	if err := r.Gate.End(ctx, rec); err != nil {
 		return nil, err
 	}

@@ -56,6 +56,11 @@ type Config struct {
 	// [KeyStore]); every command that submits sets it. Without it a key
 	// only merges the submits River finds unfinished.
 	Keys KeyStore
+	// Active, when set (heal's service), resolves "ID@active" for Submit's
+	// checks and for each attempt the worker runs, and tells it of every
+	// finished run of the active version (its canary). Without it
+	// "ID@active" is a version the catalog does not hold.
+	Active Active
 }
 
 // Validate checks c before anything opens.
@@ -100,6 +105,7 @@ type Queue struct {
 	c       client
 	caps    Capabilities
 	keys    KeyStore
+	active  Active
 	close   func()
 	workers int
 	stats   *drainStats // how this process's jobs ended (Drain)
@@ -129,7 +135,10 @@ func Open(ctx context.Context, cfg Config) (*Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	q.caps, q.keys, q.stats = cfg.Capabilities, cfg.Keys, stats
+	q.caps, q.keys, q.active, q.stats = cfg.Capabilities, cfg.Keys, cfg.Active, stats
+	if cfg.Worker != nil {
+		cfg.Worker.active = cfg.Active
+	}
 	q.timeout, q.rescue = rc.JobTimeout, rc.RescueStuckJobsAfter
 	return q, nil
 }

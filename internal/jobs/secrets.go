@@ -126,6 +126,10 @@ func (q *Queue) checker(ctx context.Context, ref string) (func(RunArgs) error, s
 			return nil
 		}, id, nil
 	}
+	ref, _, err := resolveActive(ctx, q.active, ref)
+	if err != nil {
+		return nil, "", err
+	}
 	l, _, err := q.caps.Resolve(ctx, ref)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -74,6 +74,7 @@ type Worker struct {
 	secrets SecretSource
 	run     Runner
 	logger  *slog.Logger
+	active  Active // Config.Active, set by Open
 }
 
 // NewWorker returns a worker over the catalog; interventions go to st,
@@ -107,7 +108,13 @@ type Result struct {
 // Work implements river.Worker.
 func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 	a := job.Args
-	l, _, err := w.cat.Resolve(ctx, a.Ref)
+	// ID@active is resolved for each attempt: a version reverted while
+	// the job waited is not run.
+	ref, active, err := resolveActive(ctx, w.active, a.Ref)
+	if err != nil {
+		return err
+	}
+	l, _, err := w.cat.Resolve(ctx, ref)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return w.refuse(ctx, job, nil, evidence.CheckCapability, domain.CodeCapabilityInvalid, err)
@@ -163,11 +170,27 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 			return err
 		}
 	}
+	if active {
+		w.observe(ctx, rec)
+	}
 	jobLog(ctx).Info("run ended", slog.String("run_id", runID), slog.String("capability", l.Capability.Ref()),
 		slog.String("status", string(rec.Status)), slog.String("failure_code", string(rec.FailureCode)))
 	w.logger.InfoContext(ctx, "run finished", slog.Int64("job", job.ID), slog.String("run_id", runID),
 		slog.String("status", string(rec.Status)), slog.Bool("needs_human", res.NeedsHuman))
 	return river.RecordOutput(ctx, res)
+}
+
+// observe tells heal of a finished run of ID@active (a canary pass, a
+// promotion or a revert) and logs what it did. The run has ended, so an
+// error is logged, never the job's.
+func (w *Worker) observe(ctx context.Context, rec *domain.RunRecord) {
+	msg, err := w.active.Observe(ctx, rec)
+	if msg != "" {
+		w.logger.InfoContext(ctx, "heal: "+msg, slog.String("run_id", rec.RunID))
+	}
+	if err != nil {
+		w.logger.WarnContext(ctx, "heal: the canary did not hear the run", slog.String("run_id", rec.RunID), slog.Any("error", err))
+	}
 }
 
 // prior checks an earlier attempt's run; stop is true when the job ends

@@ -11,6 +11,7 @@ import (
 	"github.com/cuahq/cua/internal/catalog"
 	"github.com/cuahq/cua/internal/cmd/console"
 	"github.com/cuahq/cua/internal/cmdutil"
+	"github.com/cuahq/cua/internal/heal"
 	"github.com/cuahq/cua/internal/jobs"
 	"github.com/cuahq/cua/internal/jobs/runner"
 	"github.com/cuahq/cua/internal/launch"
@@ -213,7 +214,7 @@ func StartCatalog(ctx context.Context, o *WorkerOptions) (*jobs.Queue, *catalog.
 	closeAll := func() { closeRelay(); run.Close(); st.Close() }
 	qc := o.Queue
 	qc.Worker = jobs.NewWorker(cat, st, sec, run, cmdutil.NewLogger(o.IO.ErrOut, red))
-	qc.Capabilities, qc.Keys = cat, st
+	qc.Capabilities, qc.Keys, qc.Active = cat, st, heal.OpenWatch(st, cat)
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
 		closeAll()
@@ -249,7 +250,7 @@ func OpenClientCatalog(ctx context.Context, st launch.StoreOptions, qc jobs.Conf
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	qc.Workers, qc.Worker, qc.Capabilities, qc.Keys = 0, nil, cat, s
+	qc.Workers, qc.Worker, qc.Capabilities, qc.Keys, qc.Active = 0, nil, cat, s, heal.OpenWatch(s, cat)
 	q, err := jobs.Open(ctx, qc)
 	if err != nil {
 		s.Close()
