@@ -195,16 +195,26 @@ func (h *Handler) originOK(origin string) bool {
 // maxBody bounds a submitted run.
 const maxBody = 1 << 20
 
-func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
+// decode reads r's JSON body (at most maxBody, unknown fields refused)
+// into v; otherwise it answers the request, naming what was invalid, and
+// returns false.
+func decode(w http.ResponseWriter, r *http.Request, what string, v any) bool {
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 		writeError(w, http.StatusUnsupportedMediaType, "content-type", "want application/json")
-		return
+		return false
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
 	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "body", "invalid "+what+": "+err.Error())
+		return false
+	}
+	return true
+}
+
+func (h *Handler) submit(w http.ResponseWriter, r *http.Request) {
 	var a jobs.RunArgs
-	if err := dec.Decode(&a); err != nil {
-		writeError(w, http.StatusBadRequest, "body", "invalid run: "+err.Error())
+	if !decode(w, r, "run", &a) {
 		return
 	}
 	a.SubmittedBy = callerOf(r) // never the body's
@@ -293,15 +303,8 @@ func (h *Handler) intervention(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) resolve(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "content-type", "want application/json")
-		return
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
 	var res jobs.Resolution
-	if err := dec.Decode(&res); err != nil {
-		writeError(w, http.StatusBadRequest, "body", "invalid resolution: "+err.Error())
+	if !decode(w, r, "resolution", &res) {
 		return
 	}
 	res.By = callerOf(r)

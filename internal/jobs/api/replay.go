@@ -88,15 +88,8 @@ func (h *Handler) capability(w http.ResponseWriter, r *http.Request) {
 // local cua replay), unless the job was an earlier one found by its
 // idempotency key.
 func (h *Handler) replay(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
-		writeError(w, http.StatusUnsupportedMediaType, "content-type", "want application/json")
-		return
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBody))
-	dec.DisallowUnknownFields()
 	var a jobs.RunArgs
-	if err := dec.Decode(&a); err != nil {
-		writeError(w, http.StatusBadRequest, "body", "invalid run: "+err.Error())
+	if !decode(w, r, "run", &a) {
 		return
 	}
 	// Read the body to its end: only then does the server watch the
