@@ -203,45 +203,7 @@ func printTable(w io.Writer, res *results) {
 			fmt.Fprintf(w, "| %s | %s | %d | %d |\n", b.Name, fmtMS(b.MSPerOp), b.AllocsPerOp, b.BytesPerOp)
 		}
 	}
-	if d := res.Drift; d != nil {
-		fmt.Fprintf(w, "\n### UI drift (%d variants of the mock app)\n\n", d.Variants)
-		fmt.Fprintln(w, "| kind | variants | behaved | silent wrong |")
-		fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
-		bw, sw := 0, 0
-		for _, o := range d.Results {
-			if o.Verdict == "silent_wrong" {
-				if o.Kind == "benign" {
-					bw++
-				} else {
-					sw++
-				}
-			}
-		}
-		fmt.Fprintf(w, "| benign (must succeed, right outputs) | %d | %d succeeded | %d |\n", d.Benign, d.BenignSuccess, bw)
-		fmt.Fprintf(w, "| semantic (must halt, right code) | %d | %d halted (%d with another code) | %d |\n", d.Semantic, d.SemanticHalted, d.SemanticHaltedOtherCode, sw)
-		codes := make([]string, 0, len(d.Codes))
-		for c, n := range d.Codes {
-			codes = append(codes, fmt.Sprintf("%s %d", c, n))
-		}
-		slices.Sort(codes)
-		fmt.Fprintf(w, "\nsilent wrong results: **%d**; decoy hits: %d; halt codes: %s\n", d.SilentWrong, d.DecoyHits, strings.Join(codes, ", "))
-		if len(d.Problems) > 0 {
-			fmt.Fprintln(w, "\nvariants that did not behave:")
-			fmt.Fprintln(w)
-			for _, o := range d.Problems {
-				fmt.Fprintf(w, "- **%s** %s: expected %s; got %s %s %s (outputs %v, decoy hits %d)\n",
-					o.Verdict, o.Variant, o.Expected, o.Status, o.FailureCode, oneLine(o.Message), o.Outputs, o.DecoyHits)
-				if o.Detail != "" {
-					fmt.Fprintf(w, "  - change: %s\n", o.Detail)
-				}
-				for _, page := range []string{"member", "search", "nav", "root"} {
-					if notes := o.Layout[page]; len(notes) > 0 {
-						fmt.Fprintf(w, "  - %s page: %s\n", page, strings.Join(notes, "; "))
-					}
-				}
-			}
-		}
-	}
+	printDrift(w, res.Drift)
 	printQueue(w, res)
 	printFaults(w, res)
 	printIssue27(w, res)
@@ -259,6 +221,51 @@ func printTable(w io.Writer, res *results) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printDrift prints the drift phase's table, halt codes and the variants
+// that did not behave.
+func printDrift(w io.Writer, d *driftResults) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "\n### UI drift (%d variants of the mock app)\n\n", d.Variants)
+	fmt.Fprintln(w, "| kind | variants | behaved | silent wrong |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: |")
+	bw, sw := 0, 0
+	for _, o := range d.Results {
+		if o.Verdict == "silent_wrong" {
+			if o.Kind == "benign" {
+				bw++
+			} else {
+				sw++
+			}
+		}
+	}
+	fmt.Fprintf(w, "| benign (must succeed, right outputs) | %d | %d succeeded | %d |\n", d.Benign, d.BenignSuccess, bw)
+	fmt.Fprintf(w, "| semantic (must halt, right code) | %d | %d halted (%d with another code) | %d |\n", d.Semantic, d.SemanticHalted, d.SemanticHaltedOtherCode, sw)
+	codes := make([]string, 0, len(d.Codes))
+	for c, n := range d.Codes {
+		codes = append(codes, fmt.Sprintf("%s %d", c, n))
+	}
+	slices.Sort(codes)
+	fmt.Fprintf(w, "\nsilent wrong results: **%d**; decoy hits: %d; halt codes: %s\n", d.SilentWrong, d.DecoyHits, strings.Join(codes, ", "))
+	if len(d.Problems) > 0 {
+		fmt.Fprintln(w, "\nvariants that did not behave:")
+		fmt.Fprintln(w)
+		for _, o := range d.Problems {
+			fmt.Fprintf(w, "- **%s** %s: expected %s; got %s %s %s (outputs %v, decoy hits %d)\n",
+				o.Verdict, o.Variant, o.Expected, o.Status, o.FailureCode, oneLine(o.Message), o.Outputs, o.DecoyHits)
+			if o.Detail != "" {
+				fmt.Fprintf(w, "  - change: %s\n", o.Detail)
+			}
+			for _, page := range []string{"member", "search", "nav", "root"} {
+				if notes := o.Layout[page]; len(notes) > 0 {
+					fmt.Fprintf(w, "  - %s page: %s\n", page, strings.Join(notes, "; "))
+				}
+			}
+		}
+	}
 }
 
 func fmtMS(v float64) string {
